@@ -1,0 +1,98 @@
+# libulp — top-level build. Non-recursive: each folder adds its part in a module.mk.
+#
+#   make            build the library, tools and examples into $(O)/
+#   make check      install what is missing, build, run every test (units, ASan/UBSan, cross-arch, ...)
+#   make demo       install what is missing, build, run the oversubscribed example
+#   make bench      run the benchmarks (BENCH lines)
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# Variables: O (output folder, default build), ARCH (x86_64, aarch64, sparc64), CROSS (tool prefix),
+# SAN=1 (ASan+UBSan build of the runtime), V=1 (show commands).
+
+ARCH    ?= $(shell uname -m)
+O       ?= build
+CROSS   ?=
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SAN     ?=
+
+CC      := $(CROSS)gcc
+CXX     := $(CROSS)g++
+AR      := $(CROSS)ar
+
+VERSION := 0.1.0
+
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+# The runtime may run while a ULP's TLS is loaded: no stack-protector canary reads from fs.
+RT_FLAGS := -fno-stack-protector -fno-omit-frame-pointer -fPIC
+CPPFLAGS += -Iinclude -Ilibulp -Ilibulp/arch/$(ARCH) -D_GNU_SOURCE
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -DULP_SANITIZE=1
+endif
+ALL_CFLAGS = $(CFLAGS) $(WARN) $(RT_FLAGS) $(SANFLAGS) -std=gnu11 -MMD -MP
+LDLIBS_RT := -lpthread
+
+ifneq ($(V),1)
+Q := @
+endif
+
+ALL_TARGETS   :=
+CHECK_TARGETS :=
+BENCH_TARGETS :=
+INSTALL_TARGETS :=
+
+.PHONY: all check demo bench install clean deps lint
+all:
+
+include libulp/module.mk
+-include loader/module.mk
+-include ulpexec/module.mk
+-include ulpspawn/module.mk
+-include examples/module.mk
+-include tests/module.mk
+-include bench/module.mk
+-include kmod/module.mk
+
+all: $(ALL_TARGETS)
+
+deps:
+	$(Q)sh mk/deps.sh build
+
+check:
+	$(Q)sh mk/deps.sh build check
+	$(Q)rm -rf $(O)/test-results
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -k run-checks
+
+run-checks: $(CHECK_TARGETS)
+	$(Q)sh tests/summary.sh $(RESULTS)
+
+demo:
+	$(Q)sh mk/deps.sh build demo
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory run-demo
+
+bench:
+	$(Q)sh mk/deps.sh build bench
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory run-bench
+
+run-bench: $(BENCH_TARGETS)
+
+install: all $(INSTALL_TARGETS)
+
+clean:
+	rm -rf $(O)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(O)/%.o: %.S
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AS      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(SANFLAGS) -fPIC -MMD -MP -c $< -o $@
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

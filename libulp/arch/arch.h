@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interface every libulp/arch/<arch>/ folder implements. Nothing outside libulp/arch/ tests
+ * the CPU: it includes this header and calls these functions.
+ *
+ * A context is one stack pointer. The registers a switch must keep (callee-saved registers and the
+ * floating-point control state) are pushed on the task's own stack; the layout of that frame is
+ * given in each arch's arch_impl.h and in a table above each routine in switch.S.
+ */
+#ifndef ULP_ARCH_H
+#define ULP_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ulp_ctx {
+	void *sp; /* points at the saved frame while the context is not running */
+} ulp_ctx_t;
+
+typedef void (*ulp_arch_fn)(void *arg);
+
+/* Save the running context into *from and resume *to. Returns when someone switches back to from. */
+void ulp_arch_switch(ulp_ctx_t *from, ulp_ctx_t *to);
+
+/*
+ * Like ulp_arch_switch, but once on to's stack (and after from is fully saved) call fn(arg), then
+ * resume to. from may be NULL: nothing is saved (the running context is abandoned). This is what
+ * makes yield, block and exit one switch each: fn publishes the old context (queues it, frees its
+ * stack) only when nobody can still be running on it.
+ */
+void ulp_arch_switch_call(ulp_ctx_t *from, ulp_ctx_t *to, ulp_arch_fn fn, void *arg);
+
+/* Prepare ctx so that switching to it calls entry(arg) on the stack [lo, lo+size). entry must not
+ * return. The new context inherits the caller's floating-point control state. */
+void ulp_arch_ctx_init(ulp_ctx_t *ctx, void *lo, size_t size, ulp_arch_fn entry, void *arg);
+
+/* Jump to a program's entry point with the given initial stack pointer (ELF process start-up
+ * state: registers cleared, the atexit argument zero). Never returns. */
+void ulp_arch_enter_program(uintptr_t entry, uintptr_t sp) __attribute__((noreturn));
+
+/* Probe CPU features (e.g. FSGSBASE). Call once before any other function here. */
+void ulp_arch_init(void);
+
+/* Name of the way the TLS register is written, for reports: "wrfsbase", "arch_prctl", ... */
+const char *ulp_arch_tls_method(void);
+
+/* Force the slow, system-call way of writing the TLS register (for benchmarks: the PiP way). */
+void ulp_arch_tls_force_syscall(int on);
+
+/*
+ * Provided inline by arch_impl.h:
+ *   uintptr_t ulp_arch_tls_get(void);      the TLS register (fs base, tpidr_el0, %g7)
+ *   void ulp_arch_tls_set(uintptr_t v);
+ *   void *ulp_arch_self_get(void);         a per-kernel-thread pointer for the runtime that stays
+ *   void ulp_arch_self_set(void *self);    valid while a foreign TLS is loaded where the arch allows
+ *                                          (x86_64: gs; self must point at a word holding self)
+ *   void ulp_arch_relax(void);             spin-wait hint (pause, yield, ...)
+ *   long ulp_arch_syscall(nr, a1..a6);     raw system call, -errno on failure, errno untouched
+ *   ULP_ARCH_SELF_SURVIVES_TLS             1 when self_get works with any TLS loaded
+ *   ULP_ARCH_FRAME_SIZE                    bytes of the saved frame
+ */
+#include "arch_impl.h"
+
+#endif

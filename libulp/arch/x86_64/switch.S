@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * x86_64 System V context switch (ELF, GNU as).
+ *
+ * Saved frame, pushed on the stack of the context being left; ctx->sp points at offset 0:
+ *
+ *   offset  contents
+ *        0  MXCSR (4 bytes) | x87 control word (2 bytes) | 2 bytes unused
+ *        8  r15
+ *       16  r14
+ *       24  r13
+ *       32  r12
+ *       40  rbx
+ *       48  rbp
+ *       56  return address (rip)
+ *
+ * libulp/arch/x86_64/arch_impl.h states the same offsets (ULP_FRAME_*) and arch.c checks them.
+ * The saved sp is 16-byte aligned: the caller's rsp is aligned before `call`, +8 for the return
+ * address, +48 for six registers, +8 for the control words.
+ */
+	.text
+
+.macro SAVE_FRAME
+	pushq	%rbp
+	pushq	%rbx
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	subq	$8, %rsp
+	stmxcsr	(%rsp)
+	fnstcw	4(%rsp)
+.endm
+
+/* void ulp_arch_switch(ulp_ctx_t *from, ulp_ctx_t *to) */
+	.globl	ulp_arch_switch
+	.type	ulp_arch_switch, @function
+	.p2align 4
+ulp_arch_switch:
+	.cfi_startproc
+	SAVE_FRAME
+	movq	%rsp, (%rdi)
+	movq	(%rsi), %rsp
+restore_frame:
+	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	addq	$8, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbx
+	popq	%rbp
+	ret
+	.cfi_endproc
+	.size	ulp_arch_switch, .-ulp_arch_switch
+
+/* void ulp_arch_switch_call(ulp_ctx_t *from, ulp_ctx_t *to, void (*fn)(void *), void *arg)
+ * from may be NULL: the frame is still pushed (harmless) but not recorded. */
+	.globl	ulp_arch_switch_call
+	.type	ulp_arch_switch_call, @function
+	.p2align 4
+ulp_arch_switch_call:
+	.cfi_startproc
+	SAVE_FRAME
+	testq	%rdi, %rdi
+	jz	1f
+	movq	%rsp, (%rdi)
+1:	movq	(%rsi), %rsp
+	movq	%rcx, %rdi
+	call	*%rdx		/* rsp is 16-aligned here, as the ABI wants before a call */
+	jmp	restore_frame
+	.cfi_endproc
+	.size	ulp_arch_switch_call, .-ulp_arch_switch_call
+
+/* First code of a new context: ulp_arch_ctx_init put entry in r12 and its argument in r13. */
+	.globl	ulp_arch_trampoline
+	.type	ulp_arch_trampoline, @function
+	.p2align 4
+ulp_arch_trampoline:
+	.cfi_startproc
+	.cfi_undefined rip
+	xorl	%ebp, %ebp
+	movq	%r13, %rdi
+	call	*%r12
+	ud2			/* entry must not return */
+	.cfi_endproc
+	.size	ulp_arch_trampoline, .-ulp_arch_trampoline
+
+/* void ulp_arch_enter_program(uintptr_t entry, uintptr_t sp)
+ * The ELF start-up state of the x86_64 psABI: rsp at argc, rdx = 0 (no atexit function), the
+ * other general registers cleared so nothing of the runtime leaks into the program. */
+	.globl	ulp_arch_enter_program
+	.type	ulp_arch_enter_program, @function
+	.p2align 4
+ulp_arch_enter_program:
+	.cfi_startproc
+	movq	%rsi, %rsp
+	movq	%rdi, %r11
+	xorl	%eax, %eax
+	xorl	%ebx, %ebx
+	xorl	%ecx, %ecx
+	xorl	%edx, %edx
+	xorl	%esi, %esi
+	xorl	%edi, %edi
+	xorl	%ebp, %ebp
+	xorl	%r8d, %r8d
+	xorl	%r9d, %r9d
+	xorl	%r10d, %r10d
+	xorl	%r12d, %r12d
+	xorl	%r13d, %r13d
+	xorl	%r14d, %r14d
+	xorl	%r15d, %r15d
+	jmp	*%r11
+	.cfi_endproc
+	.size	ulp_arch_enter_program, .-ulp_arch_enter_program
+
+	.section .note.GNU-stack,"",@progbits

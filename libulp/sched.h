@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scheduler internals: tasks, workers, deques. ULTs and ULPs are both tasks and share the switch
+ * and the queues.
+ *
+ * Rule for everything in this header: the code may run while a ULP's TLS is loaded, so it uses no
+ * __thread variable, no errno and no libc call that does; the worker is reached through
+ * ulp_arch_self_get() or through task->worker, and system calls are raw (libulp/sys.h).
+ * After any switch, a task may be running on another worker: re-read the worker.
+ */
+#ifndef ULP_SCHED_H
+#define ULP_SCHED_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch.h"
+#include "ulp.h"
+
+enum ulp_task_kind {
+	ULP_TASK_ULT,   /* lightweight thread with a libulp stack */
+	ULP_TASK_MAIN,  /* the thread that called ulp_init, on its own stack */
+	ULP_TASK_SCHED, /* a worker's scheduler loop */
+	ULP_TASK_ULP,   /* a user-level process (stack and TLS are the program's) */
+};
+
+enum ulp_task_state {
+	ULP_READY,
+	ULP_RUNNING,
+	ULP_BLOCKED,
+	ULP_EXITED,
+};
+
+struct ulp_worker;
+
+struct ulp_task {
+	ulp_ctx_t ctx;
+	struct ulp_worker *worker; /* the worker running it, or that ran it last */
+	uintptr_t tls;             /* TLS register value, used when own_tls */
+	uint8_t own_tls;           /* 0: runs on the TLS of whatever worker runs it */
+	uint8_t kind;              /* enum ulp_task_kind */
+	uint8_t detached;
+	uint8_t pinned;            /* never stolen (runs only on `worker`) */
+	_Atomic int state;         /* enum ulp_task_state */
+	/* join: NULL, a waiting task, or ULP_JOIN_DONE once ended */
+	_Atomic(struct ulp_task *) joiner;
+	void *(*fn)(void *);
+	void *arg;
+	void *ret;
+	void *stack; /* libulp stack (mapping start, guard page included) or NULL */
+	size_t stack_size;
+	struct ulp_task *next; /* wait queues and free lists */
+	void **keys;           /* ULP_KEYS_MAX slots, allocated on first ulp_key_set */
+	void *owner;           /* the ULP this task belongs to (its control block), or NULL */
+	void (*on_exit)(struct ulp_task *); /* called on the exit path before the task is released */
+	uint64_t switches;     /* times switched to */
+	uint64_t cpu_ns;       /* time spent running (when accounting is on) */
+	uint64_t run_start_ns;
+#ifdef ULP_SANITIZE
+	const void *san_lo;
+	size_t san_size;
+#endif
+};
+
+#define ULP_JOIN_DONE ((struct ulp_task *)1)
+
+/* Work-stealing deque: owner pushes/pops at the bottom (LIFO), pushes yielders at the top, thieves
+ * take from the top. A short spin lock guards it; it is uncontended except during steals. */
+struct ulp_deque {
+	_Atomic uint32_t lock;
+	uint32_t pad;
+	struct ulp_task **buf;
+	size_t cap;  /* power of two */
+	size_t head; /* top: index of the oldest task */
+	size_t tail; /* bottom: one past the newest task */
+	_Atomic size_t size;
+};
+
+struct ulp_worker {
+	struct ulp_worker *self; /* first: x86_64 reads it as %gs:0 */
+	unsigned id;
+	struct ulp_task *cur;
+	struct ulp_task sched; /* this worker's scheduler loop */
+	uintptr_t host_tls;    /* the kernel thread's own TLS */
+	uintptr_t cur_tls;     /* what the TLS register holds now */
+	struct ulp_deque dq;
+	/* tasks that must run on this worker (pinned tasks woken elsewhere), locked list */
+	_Atomic uint32_t inbox_lock;
+	struct ulp_task *inbox;
+	struct ulp_task *free_tasks; /* descriptor free list */
+	struct ulp_task *free_stacks; /* stack free list (descriptor slot reused as link) */
+	unsigned nfree_tasks, nfree_stacks;
+	uint64_t rng;
+	uint64_t steals, sleeps;
+	void *sched_stack;
+	int tid;
+	void *pthread; /* pthread_t, opaque here */
+	char pad[64];
+};
+
+struct ulp_runtime {
+	unsigned nworkers;
+	struct ulp_worker **workers;
+	size_t stack_size;
+	_Atomic int started;
+	_Atomic int shutdown;
+	_Atomic uint32_t idle_seq;  /* futex word idle workers sleep on */
+	_Atomic int sleepers;
+	_Atomic long live_tasks;    /* ULTs and ULPs not yet ended */
+	int accounting;             /* measure cpu_ns per task */
+};
+
+extern struct ulp_runtime ulp_rt;
+
+/* The worker running the caller (NULL outside the runtime's kernel threads). */
+static inline struct ulp_worker *ulp_worker_self(void)
+{
+	return (struct ulp_worker *)ulp_arch_self_get();
+}
+
+/* Start the runtime with n workers (already validated) on a stack size; used by ulp_init. */
+int ulp_sched_start(unsigned n, size_t stack_size);
+int ulp_sched_stop(void);
+
+/* Run `t` now on the current worker, queueing the current task at the bottom of the deque
+ * (work-first creation). */
+void ulp_task_run_first(struct ulp_task *t);
+
+/* Make t runnable: queued on the calling worker (or on t's worker when pinned), an idle worker is
+ * woken. Safe from any worker and from non-runtime threads. */
+void ulp_task_resume(struct ulp_task *t);
+
+/*
+ * Suspend the current task `self`. Once its context is saved and we run on the next task's stack,
+ * after(arg) runs: that is where the task is published (queued somewhere, a lock released), so no
+ * other worker can resume it before it is fully saved.
+ */
+void ulp_task_suspend(struct ulp_task *self, void (*after)(void *), void *arg);
+
+/* Queue self behind the ready work and run the next task; returns at once when there is none. */
+void ulp_task_yield(struct ulp_task *self);
+
+/* Switch straight to `to` (which must be READY and not queued: the caller took it from where it
+ * was), queueing self at the top of the deque. Used by pvas_ulp_switch. */
+void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to);
+
+/* End the current task: wake its joiner, release its stack (and descriptor if detached), run
+ * something else. */
+void ulp_task_exit(struct ulp_task *self, void *ret) __attribute__((noreturn));
+
+/* Try to take `t` out of whatever deque holds it (for directed switches). 1 when taken. */
+int ulp_task_unqueue(struct ulp_task *t);
+
+/* Set the TLS a task runs with (own_tls=1) and load it when t is the running task. */
+void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls);
+
+/* Descriptor and stack management (stack.c). */
+struct ulp_task *ulp_task_alloc(struct ulp_worker *w);
+void ulp_task_free(struct ulp_worker *w, struct ulp_task *t);
+int ulp_stack_alloc(struct ulp_worker *w, struct ulp_task *t);
+void ulp_stack_free(struct ulp_worker *w, struct ulp_task *t);
+
+/* Deque (sched.c). */
+int ulp_deque_init(struct ulp_deque *d);
+void ulp_deque_push_bottom(struct ulp_deque *d, struct ulp_task *t);
+void ulp_deque_push_top(struct ulp_deque *d, struct ulp_task *t);
+struct ulp_task *ulp_deque_pop_bottom(struct ulp_deque *d);
+struct ulp_task *ulp_deque_steal_top(struct ulp_deque *d);
+
+/* Spin locks (no futex: they guard a few instructions). */
+static inline void ulp_spin_lock(_Atomic uint32_t *l)
+{
+	for (;;) {
+		if (!atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		while (atomic_load_explicit(l, memory_order_relaxed))
+			ulp_arch_relax();
+	}
+}
+
+static inline void ulp_spin_unlock(_Atomic uint32_t *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
+
+uint64_t ulp_now_ns(void);
+
+#endif
