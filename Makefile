@@ -26,7 +26,7 @@ WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 # The runtime may run while a ULP's TLS is loaded: no stack-protector canary reads from fs.
 RT_FLAGS := -fno-stack-protector -fno-omit-frame-pointer -fPIC
-CPPFLAGS += -Iinclude -Ilibulp -Ilibulp/arch/$(ARCH) -D_GNU_SOURCE
+CPPFLAGS += -Iinclude -Ilibulp -Ilibulp/arch -Ilibulp/arch/$(ARCH) -D_GNU_SOURCE
 ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -DULP_SANITIZE=1
 endif

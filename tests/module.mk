@@ -4,6 +4,7 @@
 RESULTS ?= $(O)/test-results
 RUN_TEST = sh tests/run-one.sh $(RESULTS)
 
+CPPFLAGS += -Itests
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 UNIT_BINS  := $(addprefix $(O)/tests/unit/,$(UNIT_TESTS))
 # Architecture helpers of tests (register-filling code): tests/arch/<arch>/*.S

@@ -19,6 +19,7 @@ _Static_assert(offsetof(ulp_ctx_t, sp) == 0, "switch.S reads ctx->sp at offset 0
 #endif
 
 int ulp_x86_fsgsbase;
+int ulp_x86_rdbase;
 static int probed_fsgsbase;
 
 extern void ulp_arch_trampoline(void);
@@ -42,19 +43,13 @@ static void probe_sigill(int sig)
 	siglongjmp(probe_env, 1);
 }
 
-/*
- * AT_HWCAP2 is the documented way to learn that the kernel enabled FSGSBASE, but some hypervisors
- * hand out a zero AT_HWCAP2 while the instructions work (seen on this project's Firecracker VMs),
- * so when the bit is absent, try rdfsbase once under a SIGILL handler.
- */
-static int fsgsbase_usable(void)
+/* Whether rdfsbase executes without SIGILL (reading is safe even where writing is not). */
+static int rdbase_works(void)
 {
 	struct sigaction sa, old;
 	volatile int ok = 0;
 	unsigned long v;
 
-	if (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE)
-		return 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = probe_sigill;
 	sigemptyset(&sa.sa_mask);
@@ -74,8 +69,9 @@ void ulp_arch_init(void)
 
 	if (done)
 		return;
-	probed_fsgsbase = fsgsbase_usable();
+	probed_fsgsbase = (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
 	ulp_x86_fsgsbase = probed_fsgsbase;
+	ulp_x86_rdbase = probed_fsgsbase || rdbase_works();
 	done = 1;
 }
 

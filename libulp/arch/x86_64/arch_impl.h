@@ -21,13 +21,21 @@
 
 #define ULP_ARCH_SELF_SURVIVES_TLS 1
 
-extern int ulp_x86_fsgsbase; /* 1: wrfsbase/rdfsbase usable; set by ulp_arch_init */
+/*
+ * ulp_x86_fsgsbase: the kernel enabled FSGSBASE (AT_HWCAP2): it saves and restores the fs/gs bases
+ * user space writes, so wrfsbase/wrgsbase may be used. ulp_x86_rdbase: rdfsbase/rdgsbase do not
+ * fault. The two differ on some VMs (measured on this project's Firecracker guests: AT_HWCAP2 is 0,
+ * the instructions execute, and a base written with wrfsbase is silently replaced by the kernel's
+ * saved copy at the next context switch), so writes there must go through arch_prctl.
+ */
+extern int ulp_x86_fsgsbase;
+extern int ulp_x86_rdbase;
 long ulp_x86_arch_prctl(int code, unsigned long addr);
 
 static inline uintptr_t ulp_arch_tls_get(void)
 {
 	uintptr_t v;
-	if (__builtin_expect(ulp_x86_fsgsbase, 1)) {
+	if (__builtin_expect(ulp_x86_rdbase, 1)) {
 		__asm__ volatile("rdfsbase %0" : "=r"(v));
 		return v;
 	}
@@ -43,10 +51,14 @@ static inline void ulp_arch_tls_set(uintptr_t v)
 		ulp_x86_arch_prctl(0x1002 /* ARCH_SET_FS */, v);
 }
 
+/* NULL in kernel threads the runtime did not set up (where rdgsbase can tell). */
 static inline void *ulp_arch_self_get(void)
 {
 	void *self;
-	__asm__ volatile("movq %%gs:0, %0" : "=r"(self));
+	if (__builtin_expect(ulp_x86_rdbase, 1))
+		__asm__ volatile("rdgsbase %0" : "=r"(self));
+	else
+		__asm__ volatile("movq %%gs:0, %0" : "=r"(self));
 	return self;
 }
 

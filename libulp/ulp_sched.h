@@ -8,8 +8,8 @@
  * ulp_arch_self_get() or through task->worker, and system calls are raw (libulp/sys.h).
  * After any switch, a task may be running on another worker: re-read the worker.
  */
-#ifndef ULP_SCHED_H
-#define ULP_SCHED_H
+#ifndef ULP_ULP_SCHED_H
+#define ULP_ULP_SCHED_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -37,12 +37,13 @@ struct ulp_worker;
 struct ulp_task {
 	ulp_ctx_t ctx;
 	struct ulp_worker *worker; /* the worker running it, or that ran it last */
+	struct ulp_worker *home;   /* for pinned tasks */
 	uintptr_t tls;             /* TLS register value, used when own_tls */
 	uint8_t own_tls;           /* 0: runs on the TLS of whatever worker runs it */
 	uint8_t kind;              /* enum ulp_task_kind */
 	uint8_t detached;
-	uint8_t pinned;            /* never stolen (runs only on `worker`) */
-	_Atomic int state;         /* enum ulp_task_state */
+	uint8_t pinned;            /* resumed only on `home` (through its inbox) */
+	int state;                 /* enum ulp_task_state (informative) */
 	/* join: NULL, a waiting task, or ULP_JOIN_DONE once ended */
 	_Atomic(struct ulp_task *) joiner;
 	void *(*fn)(void *);
@@ -57,18 +58,17 @@ struct ulp_task {
 	uint64_t switches;     /* times switched to */
 	uint64_t cpu_ns;       /* time spent running (when accounting is on) */
 	uint64_t run_start_ns;
-#ifdef ULP_SANITIZE
-	const void *san_lo;
+	const void *san_lo; /* stack bounds for the ASan build's fiber annotations */
 	size_t san_size;
-#endif
 };
 
 #define ULP_JOIN_DONE ((struct ulp_task *)1)
+#define ULP_JOIN_DETACHED ((struct ulp_task *)2)
 
 /* Work-stealing deque: owner pushes/pops at the bottom (LIFO), pushes yielders at the top, thieves
  * take from the top. A short spin lock guards it; it is uncontended except during steals. */
 struct ulp_deque {
-	_Atomic uint32_t lock;
+	uint32_t lock;
 	uint32_t pad;
 	struct ulp_task **buf;
 	size_t cap;  /* power of two */
@@ -86,14 +86,15 @@ struct ulp_worker {
 	uintptr_t cur_tls;     /* what the TLS register holds now */
 	struct ulp_deque dq;
 	/* tasks that must run on this worker (pinned tasks woken elsewhere), locked list */
-	_Atomic uint32_t inbox_lock;
+	uint32_t inbox_lock;
 	struct ulp_task *inbox;
 	struct ulp_task *free_tasks; /* descriptor free list */
-	struct ulp_task *free_stacks; /* stack free list (descriptor slot reused as link) */
+	void *free_stacks;            /* stack free list (linked through the stacks themselves) */
 	unsigned nfree_tasks, nfree_stacks;
 	uint64_t rng;
 	uint64_t steals, sleeps;
 	void *sched_stack;
+	struct ulp_task *san_from; /* ASan build: the task we switched away from */
 	int tid;
 	void *pthread; /* pthread_t, opaque here */
 	char pad[64];
@@ -109,6 +110,7 @@ struct ulp_runtime {
 	_Atomic int sleepers;
 	_Atomic long live_tasks;    /* ULTs and ULPs not yet ended */
 	int accounting;             /* measure cpu_ns per task */
+	size_t page_size;
 };
 
 extern struct ulp_runtime ulp_rt;
@@ -160,6 +162,17 @@ struct ulp_task *ulp_task_alloc(struct ulp_worker *w);
 void ulp_task_free(struct ulp_worker *w, struct ulp_task *t);
 int ulp_stack_alloc(struct ulp_worker *w, struct ulp_task *t);
 void ulp_stack_free(struct ulp_worker *w, struct ulp_task *t);
+void ulp_stacks_drain(struct ulp_worker *w); /* unmap the cached stacks */
+
+/* Worker set-up (sched.c), used by ulp_init/ulp_fini (env.c). */
+int ulp_worker_init(struct ulp_worker *w, unsigned id);
+int ulp_worker0_sched_stack(struct ulp_worker *w, size_t size);
+void ulp_worker_enter(struct ulp_worker *w);
+void ulp_worker_run(struct ulp_worker *w);
+void ulp_worker_destroy(struct ulp_worker *w, size_t sched_stack_size);
+void ulp_sched_wake_all(void);
+/* First thing a new task does on its own stack (ASan build: finish the fiber switch). */
+void ulp_task_arrive(struct ulp_task *self);
 
 /* Deque (sched.c). */
 int ulp_deque_init(struct ulp_deque *d);
@@ -168,21 +181,29 @@ void ulp_deque_push_top(struct ulp_deque *d, struct ulp_task *t);
 struct ulp_task *ulp_deque_pop_bottom(struct ulp_deque *d);
 struct ulp_task *ulp_deque_steal_top(struct ulp_deque *d);
 
-/* Spin locks (no futex: they guard a few instructions). */
-static inline void ulp_spin_lock(_Atomic uint32_t *l)
+/* Spin locks (no futex: they guard a few instructions, never a switch). */
+static inline void ulp_spin_lock(uint32_t *l)
 {
 	for (;;) {
-		if (!atomic_exchange_explicit(l, 1, memory_order_acquire))
+		if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
 			return;
-		while (atomic_load_explicit(l, memory_order_relaxed))
+		while (__atomic_load_n(l, __ATOMIC_RELAXED))
 			ulp_arch_relax();
 	}
 }
 
-static inline void ulp_spin_unlock(_Atomic uint32_t *l)
+static inline int ulp_spin_trylock(uint32_t *l)
 {
-	atomic_store_explicit(l, 0, memory_order_release);
+	return !__atomic_load_n(l, __ATOMIC_RELAXED) && !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE);
 }
+
+static inline void ulp_spin_unlock(uint32_t *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* after() callback for ulp_task_suspend that releases a spin lock once the task is saved. */
+void ulp_after_unlock(void *spinlock);
 
 uint64_t ulp_now_ns(void);
 

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Work-stealing scheduler: per-worker deques, work-first creation, LIFO local scheduling, yield
+ * behind the ready work, random-victim stealing, futex sleep for idle workers.
+ *
+ * See ulp_sched.h for the rule that none of this touches the host's TLS.
+ */
+#include "ulp_sched.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#ifdef ULP_SANITIZE
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+struct ulp_runtime ulp_rt;
+
+uint64_t ulp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO; touches errno only on failure */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *raw_mmap(size_t len)
+{
+	long p = ulp_arch_syscall(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return (unsigned long)p > -4096UL ? NULL : (void *)p;
+}
+
+static void raw_munmap(void *p, size_t len)
+{
+	ulp_arch_syscall(SYS_munmap, (long)p, (long)len, 0, 0, 0, 0);
+}
+
+static void futex_wait(uint32_t *addr, uint32_t val)
+{
+	ulp_arch_syscall(SYS_futex, (long)addr, FUTEX_WAIT_PRIVATE, val, 0, 0, 0);
+}
+
+static void futex_wake(uint32_t *addr, int n)
+{
+	ulp_arch_syscall(SYS_futex, (long)addr, FUTEX_WAKE_PRIVATE, n, 0, 0, 0);
+}
+
+/* ---- deque ---- */
+
+int ulp_deque_init(struct ulp_deque *d)
+{
+	d->cap = 256;
+	d->buf = raw_mmap(d->cap * sizeof(*d->buf));
+	d->head = d->tail = 0;
+	atomic_store(&d->size, 0);
+	d->lock = 0;
+	return d->buf ? 0 : -ENOMEM;
+}
+
+static void deque_grow(struct ulp_deque *d)
+{
+	size_t i, n = d->tail - d->head, cap = d->cap * 2;
+	struct ulp_task **buf = raw_mmap(cap * sizeof(*buf));
+
+	if (!buf) /* out of memory with a full deque: nothing sane is left to do */
+		__builtin_trap();
+	for (i = 0; i < n; i++)
+		buf[i] = d->buf[(d->head + i) & (d->cap - 1)];
+	raw_munmap(d->buf, d->cap * sizeof(*buf));
+	d->buf = buf;
+	d->cap = cap;
+	d->head = 0;
+	d->tail = n;
+}
+
+void ulp_deque_push_bottom(struct ulp_deque *d, struct ulp_task *t)
+{
+	ulp_spin_lock(&d->lock);
+	if (d->tail - d->head == d->cap)
+		deque_grow(d);
+	d->buf[d->tail++ & (d->cap - 1)] = t;
+	atomic_fetch_add_explicit(&d->size, 1, memory_order_relaxed);
+	ulp_spin_unlock(&d->lock);
+}
+
+void ulp_deque_push_top(struct ulp_deque *d, struct ulp_task *t)
+{
+	ulp_spin_lock(&d->lock);
+	if (d->tail - d->head == d->cap)
+		deque_grow(d);
+	d->buf[--d->head & (d->cap - 1)] = t;
+	atomic_fetch_add_explicit(&d->size, 1, memory_order_relaxed);
+	ulp_spin_unlock(&d->lock);
+}
+
+struct ulp_task *ulp_deque_pop_bottom(struct ulp_deque *d)
+{
+	struct ulp_task *t = NULL;
+
+	if (!atomic_load_explicit(&d->size, memory_order_relaxed))
+		return NULL;
+	ulp_spin_lock(&d->lock);
+	if (d->tail != d->head) {
+		t = d->buf[--d->tail & (d->cap - 1)];
+		atomic_fetch_sub_explicit(&d->size, 1, memory_order_relaxed);
+	}
+	ulp_spin_unlock(&d->lock);
+	return t;
+}
+
+struct ulp_task *ulp_deque_steal_top(struct ulp_deque *d)
+{
+	struct ulp_task *t = NULL;
+
+	if (!atomic_load_explicit(&d->size, memory_order_relaxed))
+		return NULL;
+	if (!ulp_spin_trylock(&d->lock)) /* busy victim: try another one */
+		return NULL;
+	if (d->tail != d->head) {
+		t = d->buf[d->head++ & (d->cap - 1)];
+		atomic_fetch_sub_explicit(&d->size, 1, memory_order_relaxed);
+	}
+	ulp_spin_unlock(&d->lock);
+	return t;
+}
+
+/* Remove t from d if it is there. */
+static int deque_remove(struct ulp_deque *d, struct ulp_task *t)
+{
+	size_t i, mask;
+	int found = 0;
+
+	if (!atomic_load_explicit(&d->size, memory_order_relaxed))
+		return 0;
+	ulp_spin_lock(&d->lock);
+	mask = d->cap - 1;
+	for (i = d->head; i != d->tail; i++) {
+		if (d->buf[i & mask] != t)
+			continue;
+		for (; i + 1 != d->tail; i++)
+			d->buf[i & mask] = d->buf[(i + 1) & mask];
+		d->tail--;
+		atomic_fetch_sub_explicit(&d->size, 1, memory_order_relaxed);
+		found = 1;
+		break;
+	}
+	ulp_spin_unlock(&d->lock);
+	return found;
+}
+
+int ulp_task_unqueue(struct ulp_task *t)
+{
+	unsigned i;
+
+	for (i = 0; i < ulp_rt.nworkers; i++)
+		if (deque_remove(&ulp_rt.workers[i]->dq, t))
+			return 1;
+	return 0;
+}
+
+/* ---- waking idle workers ---- */
+
+static void wake_idle(int all)
+{
+	atomic_thread_fence(memory_order_seq_cst); /* pairs with the sleeper's fence */
+	if (atomic_load_explicit(&ulp_rt.sleepers, memory_order_relaxed) > 0) {
+		atomic_fetch_add(&ulp_rt.idle_seq, 1);
+		futex_wake((uint32_t *)&ulp_rt.idle_seq, all ? 0x7fffffff : 1);
+	}
+}
+
+static void inbox_push(struct ulp_worker *w, struct ulp_task *t)
+{
+	ulp_spin_lock(&w->inbox_lock);
+	t->next = w->inbox;
+	w->inbox = t;
+	ulp_spin_unlock(&w->inbox_lock);
+}
+
+static struct ulp_task *inbox_pop(struct ulp_worker *w)
+{
+	struct ulp_task *t;
+
+	if (!__atomic_load_n(&w->inbox, __ATOMIC_RELAXED))
+		return NULL;
+	ulp_spin_lock(&w->inbox_lock);
+	t = w->inbox;
+	if (t)
+		w->inbox = t->next;
+	ulp_spin_unlock(&w->inbox_lock);
+	return t;
+}
+
+void ulp_task_resume(struct ulp_task *t)
+{
+	struct ulp_worker *w = ulp_worker_self();
+
+	t->state = ULP_READY;
+	if (t->pinned) {
+		inbox_push(t->home, t);
+		wake_idle(1); /* only the home worker can take it: wake them all */
+		return;
+	}
+	if (w)
+		ulp_deque_push_bottom(&w->dq, t);
+	else
+		inbox_push(ulp_rt.workers[0], t); /* from a thread outside the runtime */
+	wake_idle(w == NULL);
+}
+
+/* ---- switching ---- */
+
+#ifdef ULP_SANITIZE
+static void san_leave(struct ulp_worker *w, struct ulp_task *from, struct ulp_task *to)
+{
+	w->san_from = from;
+	__sanitizer_start_switch_fiber(NULL, to->san_lo, to->san_size);
+}
+
+/* We are running (again) as self: tell ASan, and learn the bounds of the stack we came from. */
+static void san_arrive(struct ulp_task *self)
+{
+	struct ulp_task *prev = self->worker->san_from;
+
+	if (prev && !prev->san_lo)
+		__sanitizer_finish_switch_fiber(NULL, &prev->san_lo, &prev->san_size);
+	else
+		__sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+}
+#else
+static inline void san_leave(struct ulp_worker *w, struct ulp_task *from, struct ulp_task *to)
+{
+}
+
+static inline void san_arrive(struct ulp_task *self)
+{
+}
+#endif
+
+void ulp_task_arrive(struct ulp_task *self)
+{
+	san_arrive(self);
+}
+
+/*
+ * Switch the worker from `from` (NULL: abandoned) to `to`, loading to's TLS only when it differs
+ * from what the register holds. after(arg), when given, runs on to's stack once from is saved.
+ */
+static void switch_to(struct ulp_worker *w, struct ulp_task *from, struct ulp_task *to,
+		      ulp_arch_fn after, void *arg)
+{
+	uintptr_t tls = to->own_tls ? to->tls : w->host_tls;
+
+	if (ulp_rt.accounting) {
+		uint64_t now = ulp_now_ns();
+		if (from)
+			from->cpu_ns += now - from->run_start_ns;
+		to->run_start_ns = now;
+	}
+	to->worker = w;
+	to->state = ULP_RUNNING;
+	to->switches++;
+	w->cur = to;
+	if (tls != w->cur_tls) {
+		ulp_arch_tls_set(tls);
+		w->cur_tls = tls;
+	}
+	san_leave(w, from, to);
+	if (after || !from)
+		ulp_arch_switch_call(from ? &from->ctx : NULL, &to->ctx, after, arg);
+	else
+		ulp_arch_switch(&from->ctx, &to->ctx);
+	san_arrive(from);
+}
+
+static struct ulp_task *next_ready(struct ulp_worker *w)
+{
+	struct ulp_task *t = inbox_pop(w);
+
+	return t ? t : ulp_deque_pop_bottom(&w->dq);
+}
+
+static void nothing(void *arg)
+{
+}
+
+void ulp_task_suspend(struct ulp_task *self, void (*after)(void *), void *arg)
+{
+	struct ulp_worker *w = self->worker;
+	struct ulp_task *next = next_ready(w);
+
+	self->state = ULP_BLOCKED;
+	switch_to(w, self, next ? next : &w->sched, after ? after : nothing, arg);
+}
+
+void ulp_after_unlock(void *spinlock)
+{
+	ulp_spin_unlock(spinlock);
+}
+
+static void after_push_top(void *arg)
+{
+	struct ulp_task *t = arg;
+
+	ulp_deque_push_top(&t->worker->dq, t);
+	wake_idle(0);
+}
+
+static void after_push_bottom(void *arg)
+{
+	struct ulp_task *t = arg;
+
+	ulp_deque_push_bottom(&t->worker->dq, t);
+	wake_idle(0);
+}
+
+static void after_resume(void *arg)
+{
+	ulp_task_resume(arg);
+}
+
+void ulp_task_yield(struct ulp_task *self)
+{
+	struct ulp_worker *w = self->worker;
+	struct ulp_task *next = next_ready(w);
+
+	if (!next)
+		return;
+	self->state = ULP_READY;
+	switch_to(w, self, next, self->pinned ? after_resume : after_push_top, self);
+}
+
+void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to)
+{
+	self->state = ULP_READY;
+	switch_to(self->worker, self, to, self->pinned ? after_resume : after_push_top, self);
+}
+
+void ulp_task_run_first(struct ulp_task *t)
+{
+	struct ulp_task *self = ulp_worker_self()->cur;
+
+	self->state = ULP_READY;
+	switch_to(self->worker, self, t, self->pinned ? after_resume : after_push_bottom, self);
+}
+
+void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls)
+{
+	t->tls = tls;
+	t->own_tls = 1;
+	if (t->state == ULP_RUNNING && t->worker && t->worker->cur == t) {
+		ulp_arch_tls_set(tls);
+		t->worker->cur_tls = tls;
+	}
+}
+
+/* Runs on the next task's stack: the exiting task's stack is no longer in use. */
+static void after_exit(void *arg)
+{
+	struct ulp_task *t = arg, *joiner;
+	struct ulp_worker *w = t->worker;
+
+	if (t->on_exit)
+		t->on_exit(t);
+	if (t->stack)
+		ulp_stack_free(w, t);
+	atomic_fetch_sub(&ulp_rt.live_tasks, 1);
+	/* Last touch of t unless detached: a joiner frees it from here on. */
+	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
+	if (joiner == ULP_JOIN_DETACHED)
+		ulp_task_free(w, t);
+	else if (joiner)
+		ulp_task_resume(joiner);
+}
+
+void ulp_task_exit(struct ulp_task *self, void *ret)
+{
+	struct ulp_worker *w = self->worker;
+	struct ulp_task *next = next_ready(w);
+
+	self->ret = ret;
+	self->state = ULP_EXITED;
+	switch_to(w, NULL, next ? next : &w->sched, after_exit, self);
+	__builtin_unreachable();
+}
+
+/* ---- workers ---- */
+
+static struct ulp_task *steal(struct ulp_worker *w)
+{
+	unsigned i, n = ulp_rt.nworkers, start;
+	struct ulp_task *t;
+
+	if (n < 2)
+		return NULL;
+	w->rng ^= w->rng << 13; /* xorshift64 */
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	start = (unsigned)(w->rng % n);
+	for (i = 0; i < n; i++) {
+		struct ulp_worker *v = ulp_rt.workers[(start + i) % n];
+		if (v == w)
+			continue;
+		t = ulp_deque_steal_top(&v->dq);
+		if (t) {
+			w->steals++;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+static int work_visible(struct ulp_worker *w)
+{
+	unsigned i;
+
+	if (__atomic_load_n(&w->inbox, __ATOMIC_RELAXED))
+		return 1;
+	for (i = 0; i < ulp_rt.nworkers; i++)
+		if (atomic_load_explicit(&ulp_rt.workers[i]->dq.size, memory_order_relaxed))
+			return 1;
+	return 0;
+}
+
+#define IDLE_SPINS 2000
+
+/* The scheduler loop of worker w, run as w->sched. Returns at shutdown. */
+static void sched_loop(struct ulp_worker *w)
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		struct ulp_task *t = next_ready(w);
+
+		if (!t)
+			t = steal(w);
+		if (t) {
+			spins = 0;
+			switch_to(w, &w->sched, t, NULL, NULL);
+			continue;
+		}
+		if (atomic_load(&ulp_rt.shutdown))
+			return;
+		if (++spins < IDLE_SPINS) {
+			ulp_arch_relax();
+			continue;
+		}
+		/* Sleep. Announce first, then look again, so a producer that pushed before seeing
+		 * the announcement is seen here, and one that pushed after it wakes us. */
+		uint32_t seq = atomic_load(&ulp_rt.idle_seq);
+		atomic_fetch_add(&ulp_rt.sleepers, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!work_visible(w) && !atomic_load(&ulp_rt.shutdown)) {
+			w->sleeps++;
+			futex_wait((uint32_t *)&ulp_rt.idle_seq, seq);
+		}
+		atomic_fetch_sub(&ulp_rt.sleepers, 1);
+		spins = 0;
+	}
+}
+
+static void sched_entry(void *arg)
+{
+	struct ulp_worker *w = arg;
+
+	san_arrive(&w->sched);
+	sched_loop(w);
+	__builtin_trap(); /* worker 0's loop never ends: ulp_fini does not switch to it */
+}
+
+/* Become worker w: the calling kernel thread's TLS and self pointer. */
+void ulp_worker_enter(struct ulp_worker *w)
+{
+	w->self = w;
+	ulp_arch_self_set(w);
+	w->host_tls = ulp_arch_tls_get();
+	w->cur_tls = w->host_tls;
+	w->tid = (int)ulp_arch_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
+}
+
+void ulp_worker_run(struct ulp_worker *w)
+{
+	ulp_worker_enter(w);
+	w->cur = &w->sched;
+	w->sched.worker = w;
+	w->sched.state = ULP_RUNNING;
+	sched_loop(w);
+	ulp_arch_self_set(NULL);
+}
+
+int ulp_worker_init(struct ulp_worker *w, unsigned id)
+{
+	w->id = id;
+	w->rng = 0x9e3779b97f4a7c15ull * (id + 1);
+	w->sched.kind = ULP_TASK_SCHED;
+	w->sched.pinned = 1;
+	w->sched.home = w;
+	w->sched.worker = w;
+	return ulp_deque_init(&w->dq);
+}
+
+/* Worker 0's scheduler needs a stack of its own: the ulp_init thread keeps its stack. */
+int ulp_worker0_sched_stack(struct ulp_worker *w, size_t size)
+{
+	w->sched_stack = raw_mmap(size);
+	if (!w->sched_stack)
+		return -ENOMEM;
+	w->sched.san_lo = w->sched_stack;
+	w->sched.san_size = size;
+	ulp_arch_ctx_init(&w->sched.ctx, w->sched_stack, size, sched_entry, w);
+	return 0;
+}
+
+void ulp_worker_destroy(struct ulp_worker *w, size_t sched_stack_size)
+{
+	ulp_stacks_drain(w);
+	if (w->sched_stack)
+		raw_munmap(w->sched_stack, sched_stack_size);
+	raw_munmap(w->dq.buf, w->dq.cap * sizeof(*w->dq.buf));
+}
+
+void ulp_sched_wake_all(void)
+{
+	atomic_fetch_add(&ulp_rt.idle_seq, 1);
+	futex_wake((uint32_t *)&ulp_rt.idle_seq, 0x7fffffff);
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* The ulp_thread_* API over the scheduler's tasks. */
+#include "ulp_sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void ulp_keys_run_dtors(struct ulp_task *t);
+
+static struct ulp_task *current(void)
+{
+	struct ulp_worker *w = atomic_load_explicit(&ulp_rt.started, memory_order_acquire)
+				       ? ulp_worker_self()
+				       : NULL;
+	return w ? w->cur : NULL;
+}
+
+static void __attribute__((noreturn)) thread_end(struct ulp_task *self, void *ret)
+{
+	ulp_keys_run_dtors(self);
+	ulp_task_exit(self, ret);
+}
+
+static void ult_entry(void *arg)
+{
+	struct ulp_task *self = arg;
+
+	ulp_task_arrive(self);
+	thread_end(self, self->fn(self->arg));
+}
+
+int ulp_thread_create(ulp_thread_t *out, void *(*fn)(void *), void *arg)
+{
+	struct ulp_task *self = current(), *t;
+	struct ulp_worker *w;
+
+	if (!self || !fn)
+		return -EINVAL;
+	w = self->worker;
+	t = ulp_task_alloc(w);
+	if (!t)
+		return -ENOMEM;
+	if (ulp_stack_alloc(w, t) != 0) {
+		ulp_task_free(w, t);
+		return -ENOMEM;
+	}
+	t->kind = ULP_TASK_ULT;
+	t->fn = fn;
+	t->arg = arg;
+	/* Threads created inside a ULP live in that ULP: its TLS, its libc. */
+	t->own_tls = self->own_tls;
+	t->tls = self->tls;
+	t->owner = self->owner;
+	atomic_store_explicit(&t->joiner, out ? NULL : ULP_JOIN_DETACHED, memory_order_relaxed);
+	ulp_arch_ctx_init(&t->ctx, (char *)t->stack + ulp_rt.page_size, t->stack_size, ult_entry, t);
+	atomic_fetch_add_explicit(&ulp_rt.live_tasks, 1, memory_order_relaxed);
+	if (out)
+		*out = t;
+	ulp_task_run_first(t);
+	return 0;
+}
+
+struct join_wait {
+	struct ulp_task *self, *target;
+};
+
+/* Runs once the joiner is saved: register it, unless the target ended meanwhile. */
+static void after_join(void *arg)
+{
+	struct join_wait *jw = arg;
+	struct ulp_task *expected = NULL;
+
+	if (!atomic_compare_exchange_strong(&jw->target->joiner, &expected, jw->self))
+		ulp_task_resume(jw->self); /* ULP_JOIN_DONE: it ended, go on */
+}
+
+int ulp_thread_join(ulp_thread_t t, void **ret)
+{
+	struct ulp_task *self = current(), *j;
+
+	if (!self || !t)
+		return -EINVAL;
+	if (t == self)
+		return -EDEADLK;
+	if (t->kind != ULP_TASK_ULT)
+		return -EINVAL;
+	j = atomic_load(&t->joiner);
+	if (j != ULP_JOIN_DONE) {
+		struct join_wait jw = {self, t};
+
+		if (j) /* detached, or somebody joins it already */
+			return -EINVAL;
+		ulp_task_suspend(self, after_join, &jw);
+	}
+	if (ret)
+		*ret = t->ret;
+	ulp_task_free(self->worker, t);
+	return 0;
+}
+
+int ulp_thread_detach(ulp_thread_t t)
+{
+	struct ulp_task *self = current(), *expected = NULL;
+
+	if (!self || !t || t->kind != ULP_TASK_ULT)
+		return -EINVAL;
+	if (atomic_compare_exchange_strong(&t->joiner, &expected, ULP_JOIN_DETACHED))
+		return 0;
+	if (expected == ULP_JOIN_DONE) { /* ended already: nobody else will free it */
+		ulp_task_free(self->worker, t);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int ulp_thread_yield(void)
+{
+	struct ulp_task *self = current();
+
+	if (!self)
+		return -EINVAL;
+	ulp_task_yield(self);
+	return 0;
+}
+
+void ulp_thread_exit(void *ret)
+{
+	struct ulp_task *self = current();
+
+	if (!self || self->kind != ULP_TASK_ULT) {
+		fprintf(stderr, "libulp: ulp_thread_exit: called from %s; only threads made by "
+				"ulp_thread_create can exit\n",
+			self ? "the ulp_init thread" : "outside the runtime");
+		abort();
+	}
+	thread_end(self, ret);
+}
+
+ulp_thread_t ulp_thread_self(void)
+{
+	return current();
+}
+
+unsigned ulp_worker_id(void)
+{
+	struct ulp_task *self = current();
+
+	return self ? self->worker->id : 0;
+}
