@@ -24,7 +24,9 @@ extern "C" {
 typedef struct ulp_task *ulp_thread_t;
 
 /*
- * Start the runtime with `workers` kernel threads; the caller becomes a thread of worker 0.
+ * Start the runtime with `workers` kernel threads; the caller becomes a thread of worker 0 and
+ * stays on it (it is never stolen), so its thread-local state stays valid. Other threads run on
+ * whichever worker takes them and see that worker's thread-local storage.
  * workers == 0: take ULP_WORKERS from the environment, else the number of online CPUs.
  * The stack size of new threads is ULP_STACK_SIZE (bytes; k/m suffixes allowed), default 64 KiB.
  * Returns -EBUSY when already started, -EINVAL for a bad ULP_WORKERS/ULP_STACK_SIZE.
@@ -43,7 +45,9 @@ unsigned ulp_worker_id(void);
 
 /*
  * Create a thread running fn(arg). Work-first: the new thread runs at once on this worker and the
- * caller is queued (and may be stolen by another worker). *out may be NULL for a detached thread.
+ * caller is queued (and may be stolen by another worker). The ulp_init thread, which is never
+ * stolen, queues the new thread instead and goes on (help-first), so the threads it creates spread
+ * over the workers. *out may be NULL for a detached thread.
  * Returns -ENOMEM when no stack can be had, -EINVAL before ulp_init.
  */
 int ulp_thread_create(ulp_thread_t *out, void *(*fn)(void *), void *arg);

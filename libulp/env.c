@@ -108,7 +108,7 @@ int ulp_init(unsigned nworkers)
 	if (!ulp_rt.workers || !threads)
 		goto nomem;
 	for (i = 0; i < nworkers; i++) {
-		ulp_rt.workers[i] = aligned_alloc(64, sizeof(struct ulp_worker));
+		ulp_rt.workers[i] = aligned_alloc(64, (sizeof(struct ulp_worker) + 63) & ~(size_t)63);
 		if (!ulp_rt.workers[i])
 			goto nomem_partial;
 		memset(ulp_rt.workers[i], 0, sizeof(struct ulp_worker));
@@ -125,6 +125,7 @@ int ulp_init(unsigned nworkers)
 	main_task.state = ULP_RUNNING;
 	main_task.worker = w0;
 	main_task.home = w0;
+	main_task.pinned = 1; /* its TLS state (errno, libc, the caller's __thread data) stays valid */
 	ulp_worker_enter(w0);
 	w0->cur = &main_task;
 	atomic_store(&ulp_rt.started, 1);
@@ -151,11 +152,6 @@ nomem:
 	return -ENOMEM;
 }
 
-static void after_go_home(void *arg)
-{
-	ulp_task_resume(arg);
-}
-
 int ulp_fini(void)
 {
 	struct ulp_worker *w = ulp_worker_self();
@@ -167,10 +163,6 @@ int ulp_fini(void)
 		return -EPERM;
 	if (atomic_load(&ulp_rt.live_tasks) != 0)
 		return -EBUSY;
-	/* The ulp_init thread may have been stolen: go back to the kernel thread it came from. */
-	main_task.pinned = 1;
-	while (main_task.worker != main_task.home)
-		ulp_task_suspend(&main_task, after_go_home, &main_task);
 	atomic_store(&ulp_rt.shutdown, 1);
 	ulp_sched_wake_all();
 	for (i = 1; i < n; i++)

@@ -202,7 +202,8 @@ void ulp_task_resume(struct ulp_task *t)
 	t->state = ULP_READY;
 	if (t->pinned) {
 		inbox_push(t->home, t);
-		wake_idle(1); /* only the home worker can take it: wake them all */
+		if (t->home != w)
+			wake_idle(1); /* only the home worker can take it: wake them all */
 		return;
 	}
 	if (w)
@@ -344,8 +345,16 @@ void ulp_task_run_first(struct ulp_task *t)
 {
 	struct ulp_task *self = ulp_worker_self()->cur;
 
+	if (self->pinned) {
+		/* Help-first: a pinned creator's continuation cannot be stolen, so with work-first
+		 * everything it creates would run on its worker alone. Queue the child instead. */
+		t->state = ULP_READY;
+		ulp_deque_push_bottom(&self->worker->dq, t);
+		wake_idle(0);
+		return;
+	}
 	self->state = ULP_READY;
-	switch_to(self->worker, self, t, self->pinned ? after_resume : after_push_bottom, self);
+	switch_to(self->worker, self, t, after_push_bottom, self);
 }
 
 void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls)

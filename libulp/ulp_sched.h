@@ -126,7 +126,7 @@ int ulp_sched_start(unsigned n, size_t stack_size);
 int ulp_sched_stop(void);
 
 /* Run `t` now on the current worker, queueing the current task at the bottom of the deque
- * (work-first creation). */
+ * (work-first creation). A pinned caller (the ulp_init thread) queues t instead (help-first). */
 void ulp_task_run_first(struct ulp_task *t);
 
 /* Make t runnable: queued on the calling worker (or on t's worker when pinned), an idle worker is

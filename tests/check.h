@@ -47,6 +47,11 @@
 #define assert_in_range(v, lo, hi) assert_true((v) >= (lo) && (v) <= (hi))
 #define assert_string_equal(a, b) assert_true(strcmp((a), (b)) == 0)
 #define fail_msg(...) ULP__FAIL(__VA_ARGS__)
+#define skip()                                                                                     \
+	do {                                                                                       \
+		printf("[  SKIPPED ] %s\n", __func__);                                             \
+		return;                                                                            \
+	} while (0)
 
 struct CMUnitTest {
 	const char *name;

@@ -139,6 +139,9 @@ static void switch_loads_each_tasks_tls(void **state)
 	ulp_thread_t a, b;
 	uintptr_t host;
 
+#ifdef ULP_SANITIZE
+	skip(); /* ASan's fiber-switch hooks read TLS themselves: a fake TLS value crashes them */
+#endif
 	assert_int_equal(ulp_init(0), 0);
 	host = ulp_arch_tls_get();
 	assert_int_equal(ulp_thread_create(&b, host_tls_thread, NULL), 0);
