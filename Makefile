@@ -45,8 +45,8 @@ INSTALL_TARGETS :=
 .PHONY: all check demo bench install clean deps lint
 all:
 
-include libulp/module.mk
 -include loader/module.mk
+include libulp/module.mk
 -include ulpexec/module.mk
 -include ulpspawn/module.mk
 -include examples/module.mk

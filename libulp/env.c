@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -170,6 +171,10 @@ int ulp_fini(void)
 	free(main_task.keys);
 	main_task.keys = NULL;
 	ulp_stacks_drain(main_task.home);
+	if (main_task.home->altstack) {
+		stack_t off = {.ss_flags = SS_DISABLE};
+		sigaltstack(&off, NULL);
+	}
 	ulp_arch_self_set(NULL);
 	free_workers(n);
 	ulp_rt.nworkers = 0;

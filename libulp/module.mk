@@ -7,3 +7,15 @@ $(O)/libulp-core.a: $(LIBULP_CORE_OBJS)
 	$(Q)rm -f $@; $(AR) rcs $@ $^
 
 ALL_TARGETS += $(O)/libulp-core.a
+
+# The ULP layer (partitions, syscall trap, ULP life cycle): x86_64, needs the loader.
+ifeq ($(ARCH),x86_64)
+LIBULP_PVAS_SRCS := $(wildcard libulp/pvas/*.c)
+LIBULP_PVAS_OBJS := $(patsubst %,$(O)/%.o,$(basename $(LIBULP_PVAS_SRCS)))
+$(LIBULP_PVAS_OBJS): CPPFLAGS += -Iloader -Ilibulp/pvas
+
+$(O)/libulp.a: $(LIBULP_CORE_OBJS) $(LIBULP_PVAS_OBJS) $(LOADER_OBJS)
+	$(Q)rm -f $@; $(AR) rcs $@ $^
+LDLIBS_ULP := -lelf -lpthread
+ALL_TARGETS += $(O)/libulp.a
+endif

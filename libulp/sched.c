@@ -489,6 +489,8 @@ void ulp_worker_enter(struct ulp_worker *w)
 	w->host_tls = ulp_arch_tls_get();
 	w->cur_tls = w->host_tls;
 	w->tid = (int)ulp_arch_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	if (ulp_rt.worker_hook)
+		ulp_rt.worker_hook(w);
 }
 
 void ulp_worker_run(struct ulp_worker *w)
@@ -527,6 +529,8 @@ int ulp_worker0_sched_stack(struct ulp_worker *w, size_t size)
 void ulp_worker_destroy(struct ulp_worker *w, size_t sched_stack_size)
 {
 	ulp_stacks_drain(w);
+	if (w->altstack) /* its thread has ended, or (worker 0) disabled it in ulp_fini */
+		raw_munmap(w->altstack, ULP_ALTSTACK_SIZE);
 	if (w->sched_stack)
 		raw_munmap(w->sched_stack, sched_stack_size);
 	raw_munmap(w->dq.buf, w->dq.cap * sizeof(*w->dq.buf));

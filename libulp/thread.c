@@ -75,24 +75,32 @@ static void after_join(void *arg)
 		ulp_task_resume(jw->self); /* ULP_JOIN_DONE: it ended, go on */
 }
 
-int ulp_thread_join(ulp_thread_t t, void **ret)
+int ulp_task_wait(struct ulp_task *self, struct ulp_task *t)
 {
-	struct ulp_task *self = current(), *j;
+	struct ulp_task *j = atomic_load(&t->joiner);
 
-	if (!self || !t)
-		return -EINVAL;
 	if (t == self)
 		return -EDEADLK;
-	if (t->kind != ULP_TASK_ULT)
-		return -EINVAL;
-	j = atomic_load(&t->joiner);
 	if (j != ULP_JOIN_DONE) {
 		struct join_wait jw = {self, t};
 
-		if (j) /* detached, or somebody joins it already */
+		if (j) /* detached, or somebody waits for it already */
 			return -EINVAL;
 		ulp_task_suspend(self, after_join, &jw);
 	}
+	return 0;
+}
+
+int ulp_thread_join(ulp_thread_t t, void **ret)
+{
+	struct ulp_task *self = current();
+	int rc;
+
+	if (!self || !t || t->kind != ULP_TASK_ULT)
+		return t == self && t ? -EDEADLK : -EINVAL;
+	rc = ulp_task_wait(self, t);
+	if (rc)
+		return rc;
 	if (ret)
 		*ret = t->ret;
 	ulp_task_free(self->worker, t);

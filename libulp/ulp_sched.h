@@ -62,6 +62,7 @@ struct ulp_task {
 	size_t san_size;
 };
 
+#define ULP_ALTSTACK_SIZE (64 * 1024)
 #define ULP_JOIN_DONE ((struct ulp_task *)1)
 #define ULP_JOIN_DETACHED ((struct ulp_task *)2)
 
@@ -95,6 +96,7 @@ struct ulp_worker {
 	uint64_t steals, sleeps;
 	void *sched_stack;
 	struct ulp_task *san_from; /* ASan build: the task we switched away from */
+	void *altstack;            /* alternate signal stack (set up by the ULP layer) */
 	int tid;
 	void *pthread; /* pthread_t, opaque here */
 	char pad[64];
@@ -111,6 +113,7 @@ struct ulp_runtime {
 	_Atomic long live_tasks;    /* ULTs and ULPs not yet ended */
 	int accounting;             /* measure cpu_ns per task */
 	size_t page_size;
+	void (*worker_hook)(struct ulp_worker *); /* run on each worker's kernel thread at start */
 };
 
 extern struct ulp_runtime ulp_rt;
@@ -150,6 +153,10 @@ void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to);
 /* End the current task: wake its joiner, release its stack (and descriptor if detached), run
  * something else. */
 void ulp_task_exit(struct ulp_task *self, void *ret) __attribute__((noreturn));
+
+/* Wait until t ended (one waiter per task). -EDEADLK for self, -EINVAL when detached or
+ * waited for already. */
+int ulp_task_wait(struct ulp_task *self, struct ulp_task *t);
 
 /* Try to take `t` out of whatever deque holds it (for directed switches). 1 when taken. */
 int ulp_task_unqueue(struct ulp_task *t);

@@ -47,6 +47,14 @@ const char *ulp_arch_tls_method(void);
 /* Force the slow, system-call way of writing the TLS register (for benchmarks: the PiP way). */
 void ulp_arch_tls_force_syscall(int on);
 
+/* Syscall trap support: the audit arch of seccomp_data, and the syscall arguments, result, pc
+ * and sp in a signal handler's ucontext. */
+uint32_t ulp_arch_audit(void);
+void ulp_arch_trap_args(void *uc, long args[6]);
+void ulp_arch_trap_set_ret(void *uc, long v);
+uintptr_t ulp_arch_trap_pc(void *uc);
+uintptr_t ulp_arch_trap_sp(void *uc);
+
 /*
  * Provided inline by arch_impl.h:
  *   uintptr_t ulp_arch_tls_get(void);      the TLS register (fs base, tpidr_el0, %g7)
@@ -58,6 +66,8 @@ void ulp_arch_tls_force_syscall(int on);
  *   long ulp_arch_syscall(nr, a1..a6);     raw system call, -errno on failure, errno untouched
  *   ULP_ARCH_SELF_SURVIVES_TLS             1 when self_get works with any TLS loaded
  *   ULP_ARCH_FRAME_SIZE                    bytes of the saved frame
+ *   ULP_ARCH_SECCOMP_IP_HI                 offset of the high 32 bits of instruction_pointer
+ *                                          in struct seccomp_data (byte order)
  */
 #include "arch_impl.h"
 

@@ -20,6 +20,7 @@
 #define ULP_ARCH_FRAME_SIZE 64
 
 #define ULP_ARCH_SELF_SURVIVES_TLS 1
+#define ULP_ARCH_SECCOMP_IP_HI 12 /* little endian: high word of the u64 at offset 8 */
 
 /*
  * ulp_x86_fsgsbase: the kernel enabled FSGSBASE (AT_HWCAP2): it saves and restores the fs/gs bases

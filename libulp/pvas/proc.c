@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/* The life of a ULP: load into a partition, start as a task, end, be waited for, be released. */
+#include "proc.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "loader.h"
+
+#define ENTRY_STACK (32 * 1024) /* below the initial sp: runs ulp_start, then the program's */
+
+_Static_assert(offsetof(struct ulp_cb, magic) == 0 && offsetof(struct ulp_cb, pvid) == 8 &&
+		       offsetof(struct ulp_cb, ops) == 16,
+	       "libulp/guest reads these offsets");
+
+/* ---- what a guest can call (from ULP context: no TLS use) ---- */
+
+static int guest_get_pvid(struct ulp_cb *cb)
+{
+	return cb->pvid;
+}
+
+static int guest_yield(struct ulp_cb *cb)
+{
+	ulp_task_yield(&cb->task);
+	return 0;
+}
+
+static int guest_switch(struct ulp_cb *cb, int pvid)
+{
+	struct ulp_cb *to = pvas_cb(cb->region, pvid);
+
+	if (!to)
+		return -EINVAL;
+	if (to == cb)
+		return 0;
+	if (!cb->region->used[pvid] || to->magic != ULP_CB_MAGIC || to->state != ULP_CB_RUNNING)
+		return -ESRCH;
+	if (!ulp_task_unqueue(&to->task))
+		return -EAGAIN; /* running on another worker, or blocked */
+	ulp_task_yield_to(&cb->task, &to->task);
+	return 0;
+}
+
+static const struct ulp_guest_ops guest_ops = {
+	.version = 1,
+	.get_pvid = guest_get_pvid,
+	.yield = guest_yield,
+	.switch_to = guest_switch,
+};
+
+/* ---- life cycle ---- */
+
+static void ulp_start(void *arg)
+{
+	struct ulp_cb *cb = arg;
+
+	ulp_task_arrive(&cb->task);
+	ulp_arch_enter_program(cb->entry, cb->sp);
+}
+
+static void ulp_on_exit(struct ulp_task *t)
+{
+	((struct ulp_cb *)t->owner)->state = ULP_CB_EXITED;
+}
+
+static int claim(struct pvas_region *r, int pvid)
+{
+	int rc = -ENOSPC;
+	unsigned i;
+
+	ulp_spin_lock(&r->lock);
+	if (pvid >= 0) {
+		if ((unsigned)pvid >= r->nparts)
+			rc = -EINVAL;
+		else if (r->used[pvid])
+			rc = -EBUSY;
+		else
+			rc = pvid;
+	} else {
+		for (i = 0; i < r->nparts && rc < 0; i++)
+			if (!r->used[i])
+				rc = (int)i;
+	}
+	if (rc >= 0) {
+		r->used[rc] = 1;
+		r->nused++;
+	}
+	ulp_spin_unlock(&r->lock);
+	return rc;
+}
+
+static void unclaim(struct pvas_region *r, int pvid)
+{
+	uintptr_t lo = r->base + (uintptr_t)pvid * r->part_size;
+
+	mmap((void *)lo, r->part_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+	     MAP_FIXED, -1, 0);
+	ulp_spin_lock(&r->lock);
+	r->used[pvid] = 0;
+	r->nused--;
+	ulp_spin_unlock(&r->lock);
+}
+
+int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const argv[],
+		  char *const envp[], struct ulp_cb **out, char *err, size_t errlen)
+{
+	size_t size = r->part_size, stack = size / 8 < (8u << 20) ? size / 8 : (8u << 20);
+	struct ulp_load_req req;
+	struct ulp_image img;
+	struct ulp_cb *cb;
+	uint64_t aux[1][2];
+	uintptr_t lo;
+	int rc;
+
+	pvid = claim(r, pvid);
+	if (pvid < 0) {
+		snprintf(err, errlen, "%s: %s", path,
+			 pvid == -ENOSPC ? "address space full: no free partition"
+			 : pvid == -EBUSY ? "partition already in use"
+					  : "partition number out of range");
+		return pvid;
+	}
+	lo = r->base + (uintptr_t)pvid * size;
+	cb = mmap((void *)lo, ULP_CB_SIZE, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (cb == MAP_FAILED) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: control block: %s", path, strerror(errno));
+		unclaim(r, pvid);
+		return rc;
+	}
+	cb->pvid = pvid;
+	cb->region = r;
+	cb->ops = &guest_ops;
+	cb->part_lo = lo;
+	cb->part_hi = lo + size;
+	snprintf(cb->path, sizeof(cb->path), "%s", path);
+
+	memset(&req, 0, sizeof(req));
+	req.path = path;
+	req.argv = argv;
+	req.envp = envp;
+	req.image_base = lo + ULP_CB_SIZE;
+	req.image_limit = lo + size / 4;
+	req.interp_base = lo + size / 2;
+	req.interp_limit = lo + size / 2 + size / 8;
+	req.stack_hi = lo + size;
+	req.stack_lo = req.stack_hi - stack;
+	aux[0][0] = ULP_AT_PVAS_CB;
+	aux[0][1] = (uint64_t)(uintptr_t)cb;
+	req.extra_auxv = (const uint64_t(*)[2])aux;
+	req.n_extra_auxv = 1;
+	rc = ulp_load(&req, &img, err, errlen);
+	if (rc) {
+		unclaim(r, pvid);
+		return rc;
+	}
+	cb->entry = img.entry;
+	cb->sp = img.sp;
+	cb->brk_start = cb->brk_cur = cb->brk_mapped = img.brk_start;
+	cb->brk_max = lo + size / 2;
+	ulp_mm_init(cb, req.interp_limit, req.stack_lo);
+
+	cb->task.kind = ULP_TASK_ULP;
+	cb->task.owner = cb;
+	cb->task.own_tls = 1; /* fs = 0 until the program's libc sets its TLS, as in a process */
+	cb->task.on_exit = ulp_on_exit;
+	ulp_arch_ctx_init(&cb->task.ctx, (void *)(img.sp - ENTRY_STACK), ENTRY_STACK - 512,
+			  ulp_start, cb);
+	cb->state = ULP_CB_LOADED;
+	cb->magic = ULP_CB_MAGIC;
+	*out = cb;
+	return 0;
+}
+
+int ulp_proc_start(struct ulp_cb *cb)
+{
+	if (cb->state != ULP_CB_LOADED)
+		return -EINVAL;
+	cb->state = ULP_CB_RUNNING;
+	atomic_fetch_add(&ulp_rt.live_tasks, 1);
+	ulp_task_resume(&cb->task);
+	return 0;
+}
+
+int ulp_proc_wait(struct ulp_cb *cb)
+{
+	struct ulp_worker *w = ulp_worker_self();
+
+	if (!w)
+		return -EINVAL;
+	if (cb->state == ULP_CB_LOADED)
+		return -EINVAL;
+	return ulp_task_wait(w->cur, &cb->task);
+}
+
+void ulp_proc_release(struct ulp_cb *cb)
+{
+	cb->magic = 0;
+	unclaim(cb->region, cb->pvid);
+}
+
+int ulp_proc_exit_code(const struct ulp_cb *cb)
+{
+	return cb->term_sig ? 128 + cb->term_sig : cb->exit_status;
+}
+
+void ulp_proc_describe(const struct ulp_cb *cb, char *buf, size_t len)
+{
+	const char *abbrev;
+
+	if (!cb->term_sig) {
+		snprintf(buf, len, "exited with status %d", cb->exit_status);
+		return;
+	}
+	abbrev = sigabbrev_np(cb->term_sig);
+	if (cb->term_sig == SIGSEGV || cb->term_sig == SIGBUS || cb->term_sig == SIGILL ||
+	    cb->term_sig == SIGFPE)
+		snprintf(buf, len, "killed by SIG%s (fault address %#lx, pc %#lx)",
+			 abbrev ? abbrev : "?", (unsigned long)cb->fault_addr,
+			 (unsigned long)cb->fault_pc);
+	else
+		snprintf(buf, len, "killed by SIG%s", abbrev ? abbrev : "?");
+}

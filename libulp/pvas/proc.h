@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * User-level processes (ULPs): the PVAS region and its partitions, the control block on top of
+ * each partition, the syscall trap, and the life of a ULP. Internal to libulp; the tools and the
+ * pvas_* API are built on it.
+ */
+#ifndef ULP_PVAS_PROC_H
+#define ULP_PVAS_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ulp_sched.h"
+
+#define ULP_CB_MAGIC 0x50564153434231ull /* "PVASCB1" */
+#define ULP_CB_SIZE (64 * 1024)          /* the control block area at offset 0 of a partition */
+#define ULP_AT_PVAS_CB 0x50564153        /* private auxv tag: the control block's address */
+#define ULP_MAX_EXTENTS 1024             /* free ranges of the mmap area */
+#define ULP_DEFAULT_BASE 0x100000000000ull /* 16 TiB */
+#define ULP_DEFAULT_REGION (64ull << 40)   /* 64 TiB */
+#define ULP_DEFAULT_PARTITION (4ull << 30) /* 4 GiB */
+#define ULP_MIN_PARTITION (16ull << 20)
+
+enum ulp_cb_state {
+	ULP_CB_FREE,
+	ULP_CB_LOADED,  /* loaded, not started */
+	ULP_CB_RUNNING, /* started (ready, running or blocked) */
+	ULP_CB_EXITED,  /* ended; status valid; partition kept until reaped */
+};
+
+struct pvas_region;
+struct ulp_cb;
+
+/* Entry points a guest reaches through its control block (no libulp linked into the guest). */
+struct ulp_guest_ops {
+	uint32_t version;
+	int (*get_pvid)(struct ulp_cb *cb);
+	int (*yield)(struct ulp_cb *cb);
+	int (*switch_to)(struct ulp_cb *cb, int pvid);
+};
+
+struct ulp_extent {
+	uintptr_t lo, hi;
+};
+
+struct ulp_cb {
+	/* The first four fields are read by the guest library (libulp/guest): keep them first. */
+	uint64_t magic;
+	int pvid;
+	int state; /* enum ulp_cb_state */
+	const struct ulp_guest_ops *ops;
+	struct ulp_task task; /* the ULP as a scheduler task */
+	struct pvas_region *region;
+	uintptr_t part_lo, part_hi;
+	uintptr_t brk_start, brk_cur, brk_max; /* brk heap; pages mapped up to brk_mapped */
+	uintptr_t brk_mapped;
+	uintptr_t mmap_lo, mmap_hi; /* the mmap area */
+	uint32_t mm_lock;           /* guards the extents (one ULP runs on one worker at a time,
+				     * but the manager may read them) */
+	unsigned nfree;
+	struct ulp_extent free_ext[ULP_MAX_EXTENTS]; /* sorted, coalesced */
+	uintptr_t entry, sp;  /* where the program starts */
+	int exit_status;      /* exit code, valid when state == EXITED and !term_sig */
+	int term_sig;         /* killed by this signal (0: exited) */
+	uintptr_t fault_addr, fault_pc;
+	unsigned std_closed;  /* fds 0-2 this ULP closed (kept open for the others) */
+	int rank;             /* for the tools: ULP_RANK */
+	void *user;           /* for the owner of the ULP */
+	char path[256];
+};
+
+struct pvas_region {
+	uintptr_t base;
+	size_t size, part_size;
+	unsigned nparts;
+	uint32_t lock;
+	unsigned char *used; /* nparts bytes */
+	unsigned nused;
+};
+
+/* Reserve a region (base/size/part_size 0: defaults). The region and partition sizes are powers of
+ * two, partitions >= 16 MiB, base a multiple of the partition size and of 4 GiB. */
+int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, size_t part_size);
+void pvas_region_destroy(struct pvas_region *r);
+/* Partition pvid's control block; NULL when pvid is out of range. */
+struct ulp_cb *pvas_cb(struct pvas_region *r, int pvid);
+/* The ULP whose partition holds addr, or NULL. */
+struct ulp_cb *pvas_cb_of_addr(struct pvas_region *r, uintptr_t addr);
+
+/* Parse a size such as 4g, 512m (env.c). */
+long long ulp_parse_size(const char *s);
+
+/*
+ * Load `path` into a free partition (pvid < 0: the lowest free one) as a new ULP, not started.
+ * Returns 0 and the control block, or -errno with "path: reason" in err.
+ */
+int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const argv[],
+		  char *const envp[], struct ulp_cb **out, char *err, size_t errlen);
+/* Queue a loaded ULP on the scheduler (call from inside the runtime). */
+int ulp_proc_start(struct ulp_cb *cb);
+/* Wait for the ULP to end (from a runtime thread); the status stays in the control block. */
+int ulp_proc_wait(struct ulp_cb *cb);
+/* Give the partition back (after it ended or was never started). */
+void ulp_proc_release(struct ulp_cb *cb);
+/* Wait-status-like code: exit status, or 128 + signal. */
+int ulp_proc_exit_code(const struct ulp_cb *cb);
+/* One line describing how it ended ("exited with status 3", "killed by SIGSEGV at 0x..."). */
+void ulp_proc_describe(const struct ulp_cb *cb, char *buf, size_t len);
+
+/* mmap area of a partition (partition.c) */
+uintptr_t ulp_mm_alloc(struct ulp_cb *cb, size_t len);
+void ulp_mm_free(struct ulp_cb *cb, uintptr_t lo, size_t len);
+void ulp_mm_init(struct ulp_cb *cb, uintptr_t lo, uintptr_t hi);
+/* Mark [lo, lo+len) as used (a MAP_FIXED mapping the program placed itself). */
+void ulp_mm_take(struct ulp_cb *cb, uintptr_t lo, size_t len);
+
+/* The syscall trap (trap.c): installed once per process, before ULPs run. */
+int ulp_trap_install(struct pvas_region *r);
+/* Per worker: alternate signal stack for faults (called on each worker's kernel thread). */
+void ulp_trap_worker_init(struct ulp_worker *w);
+
+/* The ULP currently running on this worker, or NULL. */
+static inline struct ulp_cb *ulp_current_cb(void)
+{
+	struct ulp_worker *w = ulp_worker_self();
+	struct ulp_task *t = w ? w->cur : NULL;
+
+	return t && t->owner ? (struct ulp_cb *)t->owner : NULL;
+}
+
+#endif
