@@ -36,3 +36,4 @@ check-asan:
 ifeq ($(SAN)$(CROSS),)
 CHECK_TARGETS += check-asan
 endif
+-include tests/loader/module.mk
