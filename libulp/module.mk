@@ -19,3 +19,9 @@ $(O)/libulp.a: $(LIBULP_CORE_OBJS) $(LIBULP_PVAS_OBJS) $(LOADER_OBJS)
 LDLIBS_ULP := -lelf -lpthread
 ALL_TARGETS += $(O)/libulp.a
 endif
+
+# The guest library: linked into programs that run as ULPs (static-pie and PIE alike).
+GUEST_OBJ := $(O)/libulp/guest/pvas_guest.o
+$(O)/libpvas-guest.a: $(GUEST_OBJ)
+	$(Q)rm -f $@; $(AR) rcs $@ $^
+ALL_TARGETS += $(O)/libpvas-guest.a

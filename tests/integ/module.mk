@@ -1,0 +1,28 @@
+# Integration tests: guest programs and shell drivers that run the tools as a user would.
+ifeq ($(ARCH),x86_64)
+INTEG := $(O)/tests/integ
+INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx \
+	$(INTEG)/guest_cxx_dyn $(INTEG)/crash $(INTEG)/pingpong $(INTEG)/exec_nopie
+GUEST_FLAGS = -O1 -g -Iinclude -fPIE
+$(INTEG)/%: tests/integ/progs/%.c $(O)/libpvas-guest.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(GUEST_FLAGS) -static-pie -o $@ $^
+$(INTEG)/%_dyn: tests/integ/progs/%.c $(O)/libpvas-guest.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(GUEST_FLAGS) -pie -o $@ $^
+$(INTEG)/guest_cxx: tests/integ/progs/guest_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(Q)$(CXX) -O1 -g -fPIE -static-pie -o $@ $<
+$(INTEG)/guest_cxx_dyn: tests/integ/progs/guest_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(Q)$(CXX) -O1 -g -fPIE -pie -o $@ $<
+$(INTEG)/exec_nopie: tests/integ/progs/crash.c $(O)/libpvas-guest.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -Iinclude -fno-pie -no-pie -static -o $@ $^
+ALL_TARGETS += $(INTEG_PROGS)
+
+.PHONY: check-integ
+check-integ: $(INTEG_PROGS) $(O)/bin/ulpexec
+	$(Q)$(RUN_TEST) integ-ulpexec sh tests/integ/ulpexec.sh $(O)
+CHECK_TARGETS += check-integ
+endif

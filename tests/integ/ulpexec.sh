@@ -1,0 +1,119 @@
+#!/bin/sh
+# ulpexec as a user runs it: real programs as ULPs, compared with running them as processes.
+# Usage: tests/integ/ulpexec.sh BUILD_DIR
+B=${1:-build}
+X="$B/bin/ulpexec"
+P="$B/tests/integ"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+no() { fail=$((fail + 1)); echo "not ok - $1"; [ -f "$T/out" ] && sed 's/^/#   /' "$T/out" | tail -20; }
+# expect NAME EXPECTED_STATUS COMMAND...: run, keep stdout+stderr in $T/out, check the status.
+expect() {
+	e_name=$1 e_want=$2
+	shift 2
+	timeout 120 "$@" >"$T/out" 2>&1
+	e_got=$?
+	if [ "$e_got" = "$e_want" ]; then return 0; fi
+	echo "# $e_name: exit status $e_got, wanted $e_want" >>"$T/out"
+	return 1
+}
+lines() { grep -c "$1" "$T/out"; }
+
+# 1. static-pie and dynamic C guests: own globals, TLS, errno, heap, atexit, argv/env/auxv, status
+for g in guest_check guest_check_dyn; do
+	for w in 1 2; do
+		if expect "$g" 0 "$X" -n 8 -w $w "$P/$g" 0 a1 a2 &&
+			[ "$(lines ' ok pvid-set argc=4 a1 a2')" = 8 ] && [ "$(lines atexit)" = 8 ] &&
+			! grep -q FAIL "$T/out"; then
+			ok "$g: 8 ULPs on $w worker(s) are separate processes"
+		else no "$g: 8 ULPs on $w worker(s) are separate processes"; fi
+	done
+done
+if expect status 7 "$X" -n 3 "$P/guest_check" 7 && [ "$(lines 'exited with status 7')" = 3 ]; then
+	ok "exit status of the ULPs becomes ulpexec's, each failure reported"
+else no "exit status of the ULPs becomes ulpexec's, each failure reported"; fi
+if expect mpmd 0 "$X" -n 2 "$P/guest_check" 0 x : -n 3 "$P/guest_check_dyn" 0 y &&
+	[ "$(lines 'ok pvid-set argc=3 x')" = 2 ] && [ "$(lines 'ok pvid-set argc=3 y')" = 3 ] &&
+	[ "$(grep -o 'rank [0-9]' "$T/out" | sort -u | wc -l)" = 5 ]; then
+	ok "MPMD form runs both programs with ranks 0..4"
+else no "MPMD form runs both programs with ranks 0..4"; fi
+
+# 2. C++: constructors, destructors, iostream, exceptions
+for g in guest_cxx guest_cxx_dyn; do
+	if expect "$g" 0 "$X" -n 4 "$P/$g" && [ "$(lines 'constructed caught=1')" = 4 ] &&
+		[ "$(lines destructor)" = 4 ]; then
+		ok "$g: C++ runtime works in 4 ULPs"
+	else no "$g: C++ runtime works in 4 ULPs"; fi
+done
+
+# 3. 256 ULPs of one program in one process, on 1 and 2 workers
+for w in 1 2; do
+	if expect many 0 "$X" -n 256 -w $w "$P/guest_check" 0 && [ "$(lines ' ok ')" = 256 ]; then
+		ok "256 ULPs on $w worker(s)"
+	else no "256 ULPs on $w worker(s)"; fi
+done
+
+# 4. Debian's own PIE binaries: same output as processes
+head -c 3000000 /dev/urandom >"$T/data"
+seq 1 50000 | awk '{print $1, $1 % 7}' >"$T/table"
+want=$(sha256sum "$T/data")
+if expect sha256sum 0 "$X" -n 64 /usr/bin/sha256sum "$T/data" &&
+	[ "$(grep -c . "$T/out")" = 64 ] && [ "$(sort -u "$T/out")" = "$want" ]; then
+	ok "sha256sum as 64 ULPs prints 64 lines identical to the process's"
+else no "sha256sum as 64 ULPs prints 64 lines identical to the process's"; fi
+prog='{ s[$2] += $1 } END { for (k in s) print k, s[k] }'
+want=$(mawk "$prog" "$T/table" | sort)
+if expect mawk 0 "$X" -n 8 -w 2 mawk "$prog" "$T/table" &&
+	[ "$(sort "$T/out" | uniq -c | awk '$1 == 8' | wc -l)" = "$(echo "$want" | wc -l)" ] &&
+	[ "$(sort -u "$T/out")" = "$want" ]; then
+	ok "mawk as 8 ULPs gives the process's answer 8 times"
+else no "mawk as 8 ULPs gives the process's answer 8 times"; fi
+
+# 5. refused programs: clear message naming the file and the reason, nothing started
+printf 'not an elf at all' >"$T/garbage"; chmod +x "$T/garbage"
+cp "$P/guest_check" "$T/noexec"; chmod -x "$T/noexec"
+refuse() {
+	if expect "$1" "$2" "$X" "$3" 0 && grep -qF -- "$3" "$T/out" && grep -qi -- "$4" "$T/out"; then
+		ok "refused: $1"
+	else no "refused: $1"; fi
+}
+refuse "ET_EXEC says rebuild with -fPIE -pie" 126 "$P/exec_nopie" "-fPIE -pie"
+refuse "missing file" 127 "$T/missing" "no such file"
+refuse "garbage file" 126 "$T/garbage" "ELF"
+refuse "no execute permission" 126 "$T/noexec" "permission"
+refuse "directory" 126 "$T" "directory\|regular"
+if [ -x /usr/bin/qemu-aarch64-static ] || true; then
+	if command -v aarch64-linux-gnu-gcc >/dev/null; then
+		echo 'int main(void){return 0;}' >"$T/a.c"
+		aarch64-linux-gnu-gcc -fPIE -pie -o "$T/arm" "$T/a.c" 2>/dev/null &&
+			refuse "wrong machine" 126 "$T/arm" "machine"
+	fi
+fi
+
+# 6. a crashing ULP, a stack overflow and an abort end alone; the others finish
+if expect crash 139 "$X" -n 6 -w 2 "$P/crash" && [ "$(lines survived)" = 3 ] &&
+	grep -q 'rank 0 .*killed by SIGSEGV (fault address 0x10' "$T/out" &&
+	grep -q 'rank 1 .*killed by SIGSEGV' "$T/out" && grep -q 'rank 2 .*killed by SIGABRT' "$T/out"; then
+	ok "faulting, overflowing and aborting ULPs end alone, reported with signal and address"
+else no "faulting, overflowing and aborting ULPs end alone, reported with signal and address"; fi
+
+# 7. guest API: ping-pong with pvas_ulp_switch; error outside ulpexec
+if expect pingpong 0 "$X" -n 2 -w 1 "$P/pingpong" && [ "$(lines 'switched 1000')" -ge 1 ] &&
+	[ "$(lines 'switched')" = 2 ]; then
+	ok "pvas_ulp_switch ping-pong between two ULPs"
+else no "pvas_ulp_switch ping-pong between two ULPs"; fi
+if expect standalone 0 "$P/pingpong" && grep -q 'not a ULP: pvas_get_pvid=-95' "$T/out"; then
+	ok "guest API outside ulpexec returns -ENOTSUP"
+else no "guest API outside ulpexec returns -ENOTSUP"; fi
+
+# 8. bad usage is an error, not ignored
+if expect usage 2 "$X" -n 0 /bin/true && grep -q -- "-n" "$T/out" &&
+	expect usage2 2 "$X" --bogus /bin/true && expect help 0 "$X" -h && grep -q usage "$T/out"; then
+	ok "bad options are errors; -h explains usage"
+else no "bad options are errors; -h explains usage"; fi
+
+echo "ulpexec: $pass passed, $fail failed"
+[ "$fail" = 0 ]
