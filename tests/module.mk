@@ -37,3 +37,5 @@ ifeq ($(SAN)$(CROSS),)
 CHECK_TARGETS += check-asan
 endif
 -include tests/loader/module.mk
+-include tests/cross/module.mk
+-include tests/integ/module.mk
