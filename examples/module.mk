@@ -9,3 +9,7 @@ $(O)/examples/%_dyn: examples/%.c $(O)/libpvas-guest.a
 	$(Q)$(CC) $(GUEST_CFLAGS) -pie -o $@ $^
 ALL_TARGETS += $(O)/examples/ulp_hello $(O)/examples/ulp_hello_dyn
 endif
+
+.PHONY: run-demo
+run-demo: $(O)/bin/ulpexec $(O)/examples/ulp_hello
+	$(Q)sh mk/demo.sh $(O)
