@@ -47,6 +47,7 @@ all:
 
 -include loader/module.mk
 include libulp/module.mk
+include mk/install.mk
 -include ulpexec/module.mk
 -include ulpspawn/module.mk
 -include examples/module.mk
