@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: MIT
+/* In-VM tests: PVAS_IOC_LOAD runs programs, refuses bad ones with the right errno. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/rseq.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "vmtest.h"
+
+#define PVID 2
+#define START (T_BASE + PVID * T_PART)
+
+static char *tpath(const char *name)
+{
+	static char buf[4][256];
+	static unsigned n;
+	char *p = buf[n++ % 4];
+
+	snprintf(p, 256, "%s/%s", t_dir, name);
+	return p;
+}
+
+static void *read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	char *buf;
+
+	CHECK(fd >= 0 && fstat(fd, &st) == 0);
+	buf = malloc(st.st_size);
+	CHECK(buf && read(fd, buf, st.st_size) == st.st_size);
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+static void write_file(const char *path, const void *buf, size_t len, mode_t mode)
+{
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len);
+	CHECK(fchmod(fd, mode) == 0);
+	close(fd);
+}
+
+/* An object with partition PVID claimed and the whole region reserved. */
+static int loader_as(void)
+{
+	int as = as_new();
+
+	reserve(T_BASE, T_COUNT * T_PART);
+	CHECK_EQ(as_attach(as, PVID), 0);
+	return as;
+}
+
+static __attribute__((noreturn)) void jump(uint64_t entry, uint64_t sp)
+{
+	/* Our libc's rseq area would stay registered; the program registers its own. */
+	if (__rseq_size)
+		syscall(SYS_rseq, (char *)__builtin_thread_pointer() + __rseq_offset, __rseq_size,
+			RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
+	__asm__ volatile("mov %0, %%rsp\n\txor %%edx, %%edx\n\tjmp *%1"
+			 :
+			 : "r"(sp), "r"(entry)
+			 : "memory");
+	__builtin_unreachable();
+}
+
+static char *env_lo, *env_hi;
+static char *prog_env[4];
+
+/* Load prog into a fresh object in a child and run it; its output into out. */
+static int run_loaded(const char *prog, char *const argv[], char *out, size_t outsz)
+{
+	int p[2], pid, as;
+	size_t n = 0;
+	ssize_t r;
+
+	if (!env_lo) {
+		CHECK(asprintf(&env_lo, "T_PART_LO=%llx", (unsigned long long)START) > 0);
+		CHECK(asprintf(&env_hi, "T_PART_HI=%llx", (unsigned long long)(START + T_PART)) > 0);
+		prog_env[0] = env_lo;
+		prog_env[1] = env_hi;
+		prog_env[2] = "T_GREETING=hi there";
+	}
+	CHECK(pipe(p) == 0);
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct pvas_load l;
+		long e;
+
+		dup2(p[1], 1);
+		close(p[0]);
+		as = loader_as();
+		e = as_load(as, PVID, prog, argv, prog_env, &l);
+		if (e) {
+			fprintf(stderr, "load %s: %s\n", prog, strerror((int)-e));
+			_exit(100);
+		}
+		/* Results describe the layout of the ABI header. */
+		if (l.load_bias != START + PVAS_CB_SIZE || l.prog_entry < l.load_bias ||
+		    l.brk_start <= l.load_bias || l.brk_limit != START + T_PART / 2 ||
+		    l.stack_low != START + T_PART - PVAS_STACK_SIZE(T_PART) + 4096 ||
+		    l.sp < l.stack_low || l.sp >= START + T_PART || (l.sp & 15) ||
+		    (l.interp_bias && (l.interp_bias < START + T_PART / 2 ||
+				       l.entry < l.interp_bias)) ||
+		    (!l.interp_bias && l.entry != l.prog_entry) || l.out_reserved[0]) {
+			fprintf(stderr, "load %s: unexpected layout\n", prog);
+			_exit(101);
+		}
+		jump(l.entry, l.sp);
+	}
+	close(p[1]);
+	while (n + 1 < outsz && (r = read(p[0], out + n, outsz - 1 - n)) > 0)
+		n += r;
+	out[n] = 0;
+	close(p[0]);
+	return wait_exit(pid);
+}
+
+static void expect_run(const char *prog, int interp)
+{
+	char out[4096], want[512];
+	char *argv[] = { (char *)prog, "one", "two words", "", NULL };
+
+	CHECK_EQ(run_loaded(prog, argv, out, sizeof(out)), 42);
+	fputs(out, stderr);
+	snprintf(want, sizeof(want),
+		 "argc=4 [%s] [one] [two words] []\nenv=hi there\nexecfn=%s\ninterp=%d\nhello-ok\n",
+		 prog, prog, interp);
+	CHECK(strcmp(out, want) == 0);
+}
+
+void test_load_static_pie(void)
+{
+	expect_run(tpath("hello_spie"), 0);
+}
+
+void test_load_dynamic_pie(void)
+{
+	expect_run(tpath("hello_dyn"), 1);
+}
+
+static void expect_refused(int as, const char *path, long err)
+{
+	struct pvas_info in;
+	char *argv[] = { (char *)path, NULL };
+	long r = as_load(as, PVID, path, argv, NULL, NULL);
+
+	if (r != err) {
+		fprintf(stderr, "load %s: got %ld (%s), want %ld (%s)\n", path, r,
+			strerror((int)-r), err, strerror((int)-err));
+		exit(1);
+	}
+	CHECK_EQ(as_info(as, PVID, &in), 0);
+	CHECK_EQ(in.state, PVAS_PART_OWNED);
+}
+
+/* A copy of an ELF file with one change, executable, at path. */
+static void patched(const char *from, const char *to, void (*fix)(char *img, size_t len))
+{
+	size_t len;
+	char *img = read_file(from, &len);
+
+	fix(img, len);
+	write_file(to, img, len, 0755);
+	free(img);
+}
+
+static Elf64_Phdr *phdr(char *img, unsigned type)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(img + eh->e_phoff);
+	unsigned i;
+
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == type)
+			return &ph[i];
+	CHECK(!"no such program header");
+	return NULL;
+}
+
+static void fix_machine(char *img, size_t len)
+{
+	((Elf64_Ehdr *)img)->e_machine = EM_AARCH64;
+}
+
+static void fix_class(char *img, size_t len)
+{
+	img[EI_CLASS] = ELFCLASS32;
+}
+
+static void fix_phoff(char *img, size_t len)
+{
+	((Elf64_Ehdr *)img)->e_phoff = len - 8;
+}
+
+static void fix_phentsize(char *img, size_t len)
+{
+	((Elf64_Ehdr *)img)->e_phentsize = 32;
+}
+
+static void fix_phnum(char *img, size_t len)
+{
+	((Elf64_Ehdr *)img)->e_phnum = 0;
+}
+
+static void fix_filesz(char *img, size_t len)
+{
+	Elf64_Phdr *ph = phdr(img, PT_LOAD);
+
+	ph->p_filesz = ph->p_memsz + 4096;
+}
+
+static void fix_offset(char *img, size_t len)
+{
+	phdr(img, PT_LOAD)->p_offset = len + 4096 * 16; /* past the end, page congruent */
+	phdr(img, PT_LOAD)->p_vaddr = 4096 * 16;
+}
+
+static void fix_huge(char *img, size_t len)
+{
+	phdr(img, PT_LOAD)->p_memsz = 1ULL << 40; /* cannot fit a 64 MiB partition */
+}
+
+static void fix_entry(char *img, size_t len)
+{
+	((Elf64_Ehdr *)img)->e_entry = 1ULL << 44;
+}
+
+/* bss in the first (read-only) segment: refused once mapping has started. */
+static void fix_ro_bss(char *img, size_t len)
+{
+	Elf64_Phdr *ph = phdr(img, PT_LOAD);
+
+	CHECK(!(ph->p_flags & PF_W));
+	ph->p_memsz += 4096;
+}
+
+static const char *interp_target;
+
+static void fix_interp(char *img, size_t len)
+{
+	Elf64_Phdr *ph = phdr(img, PT_INTERP);
+
+	CHECK(strlen(interp_target) + 1 == ph->p_filesz);
+	memcpy(img + ph->p_offset, interp_target, ph->p_filesz);
+}
+
+static void fix_interp_unterminated(char *img, size_t len)
+{
+	Elf64_Phdr *ph = phdr(img, PT_INTERP);
+
+	img[ph->p_offset + ph->p_filesz - 1] = 'x';
+}
+
+/* A path as long as the dynamic program's PT_INTERP, under /tmp. */
+static char *same_length_path(void)
+{
+	size_t len;
+	char *img = read_file(tpath("hello_dyn"), &len);
+	Elf64_Phdr *ph = phdr(img, PT_INTERP);
+	static char path[256];
+	size_t n = ph->p_filesz - 1;
+
+	CHECK(n > 8 && n < sizeof(path));
+	memset(path, 'g', n);
+	memcpy(path, "/tmp/", 5);
+	path[n] = 0;
+	free(img);
+	return path;
+}
+
+void test_load_refused(void)
+{
+	int as = loader_as();
+	char junk[4096], *gpath;
+	size_t len, i;
+	char *img;
+
+	expect_refused(as, tpath("hello_exec"), -ENOEXEC); /* ET_EXEC */
+	expect_refused(as, "/t/does-not-exist", -ENOENT);
+	expect_refused(as, "/t/hello_spie/x", -ENOTDIR);
+	expect_refused(as, t_dir, -EACCES);     /* a directory */
+	expect_refused(as, "/dev/null", -EACCES); /* not a regular file */
+
+	img = read_file(tpath("hello_spie"), &len);
+	write_file("/tmp/nox", img, len, 0644); /* no x bit: refused even for root */
+	expect_refused(as, "/tmp/nox", -EACCES);
+	CHECK(mkdir("/tmp/noexec", 0755) == 0 || errno == EEXIST);
+	CHECK(mount("none", "/tmp/noexec", "tmpfs", MS_NOEXEC, NULL) == 0);
+	write_file("/tmp/noexec/hello", img, len, 0755);
+	expect_refused(as, "/tmp/noexec/hello", -EACCES);
+	CHECK(umount("/tmp/noexec") == 0);
+	write_file("/tmp/header-only", img, sizeof(Elf64_Ehdr), 0755);
+	expect_refused(as, "/tmp/header-only", -ENOEXEC);
+	free(img);
+
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)(i * 7919 + 13);
+	write_file("/tmp/garbage", junk, sizeof(junk), 0755);
+	expect_refused(as, "/tmp/garbage", -ENOEXEC);
+	write_file("/tmp/tiny", "\177EL", 3, 0755);
+	expect_refused(as, "/tmp/tiny", -ENOEXEC);
+	write_file("/tmp/empty", "", 0, 0755);
+	expect_refused(as, "/tmp/empty", -ENOEXEC);
+	write_file("/tmp/script", "#!/bin/sh\necho hi\n", 19, 0755);
+	expect_refused(as, "/tmp/script", -ENOEXEC);
+
+	static const struct {
+		const char *name;
+		void (*fix)(char *, size_t);
+	} bad[] = {
+		{ "machine", fix_machine }, { "class", fix_class },	  { "phoff", fix_phoff },
+		{ "phentsize", fix_phentsize }, { "phnum", fix_phnum }, { "filesz", fix_filesz },
+		{ "offset", fix_offset },	  { "entry", fix_entry },
+	};
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/tmp/bad-%s", bad[i].name);
+		patched(tpath("hello_spie"), path, bad[i].fix);
+		expect_refused(as, path, -ENOEXEC);
+	}
+	patched(tpath("hello_spie"), "/tmp/bad-huge", fix_huge);
+	expect_refused(as, "/tmp/bad-huge", -EFBIG);
+
+	/* Interpreter problems. */
+	gpath = same_length_path();
+	interp_target = gpath;
+	patched(tpath("hello_dyn"), "/tmp/dyn-missing-interp", fix_interp);
+	expect_refused(as, "/tmp/dyn-missing-interp", -ENOENT);
+	write_file(gpath, junk, sizeof(junk), 0755);
+	patched(tpath("hello_dyn"), "/tmp/dyn-garbage-interp", fix_interp);
+	expect_refused(as, "/tmp/dyn-garbage-interp", -ELIBBAD);
+	img = read_file(tpath("hello_exec"), &len);
+	write_file(gpath, img, len, 0755);
+	free(img);
+	expect_refused(as, "/tmp/dyn-garbage-interp", -ELIBBAD); /* interp is ET_EXEC */
+	img = read_file(tpath("hello_spie"), &len);
+	write_file(gpath, img, len, 0644);
+	free(img);
+	expect_refused(as, "/tmp/dyn-garbage-interp", -EACCES); /* interp not executable */
+	patched(tpath("hello_dyn"), "/tmp/dyn-unterminated", fix_interp_unterminated);
+	expect_refused(as, "/tmp/dyn-unterminated", -ENOEXEC);
+	close(as);
+}
+
+static struct pvas_load load_args(const void *path, const void *argv, const void *envp)
+{
+	struct pvas_load l = {
+		.version = PVAS_ABI_VERSION,
+		.size = sizeof(l),
+		.pvid = PVID,
+		.path = (uintptr_t)path,
+		.argv = (uintptr_t)argv,
+		.envp = (uintptr_t)envp,
+	};
+	return l;
+}
+
+void test_load_bad_args(void)
+{
+	int as = loader_as();
+	const char *prog = tpath("hello_spie");
+	char *argv[24] = { (char *)prog, NULL }, *bad_argv[] = { (char *)prog, (char *)8, NULL };
+	char *longpath = malloc(8192), *big = malloc(200 << 10);
+	struct pvas_load l;
+	int i;
+
+	l = load_args(NULL, argv, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EFAULT);
+	l = load_args((void *)0xffffffff81000000ULL, argv, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EFAULT);
+	l = load_args((void *)0x10000, argv, NULL); /* unmapped */
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EFAULT);
+	l = load_args("", argv, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -ENOENT);
+	memset(longpath, 'a', 8192);
+	l = load_args(longpath, argv, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -ENAMETOOLONG);
+	l = load_args(prog, (void *)0x10000, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EFAULT);
+	l = load_args(prog, (void *)-4096L, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EFAULT);
+	l = load_args(prog, bad_argv, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EFAULT);
+	l = load_args(prog, argv, bad_argv);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EFAULT);
+	/* One string over PVAS_ARG_STRLEN_MAX. */
+	memset(big, 'b', (200 << 10) - 1);
+	big[(200 << 10) - 1] = 0;
+	argv[1] = big;
+	l = load_args(prog, argv, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -E2BIG);
+	/* Many strings under the per-string limit but over stack_size / 4. */
+	big[(100 << 10)] = 0;
+	for (i = 1; i < 23; i++)
+		argv[i] = big;
+	argv[23] = NULL;
+	l = load_args(prog, argv, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -E2BIG);
+	argv[1] = NULL;
+
+	l = load_args(prog, argv, NULL);
+	l.version = 9;
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EPROTO);
+	l = load_args(prog, argv, NULL);
+	l.flags = 2;
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EINVAL);
+	l = load_args(prog, argv, NULL);
+	l.reserved[3] = 1;
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EINVAL);
+	l = load_args(prog, argv, NULL);
+	l.pvid = T_COUNT;
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EINVAL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, NULL), -EFAULT);
+
+	/* No argv and no envp: like execve, argc is 1 with an empty argv[0]. */
+	l = load_args(prog, NULL, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), 0);
+	CHECK_EQ(*(uint64_t *)(uintptr_t)l.sp, 1);
+	CHECK_EQ(**(char **)(uintptr_t)(l.sp + 8), 0);
+	l = load_args(prog, argv, NULL);
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), 0);
+	CHECK_EQ(*(uint64_t *)(uintptr_t)l.sp, 1);
+	CHECK(strcmp(*(char **)(uintptr_t)(l.sp + 8), prog) == 0);
+	free(longpath);
+	free(big);
+	close(as);
+}
+
+static int kid_attach(void *p)
+{
+	volatile long *rc = p;
+	struct pvas_attach a = { .version = PVAS_ABI_VERSION, .size = sizeof(a), .pvid = 5 };
+
+	*rc = rsys(16, (long)rc[1], PVAS_IOC_ATTACH, (long)&a);
+	for (;;)
+		rsys(34 /* pause */, 0, 0, 0);
+	return 0;
+}
+
+void test_load_not_owned(void)
+{
+	int as = loader_as(), pid;
+	volatile long k[2] = { 1, as };
+
+	CHECK_EQ(as_load(as, 3, tpath("hello_spie"), NULL, NULL, NULL), -ENOENT);
+	pid = vm_child(kid_attach, (void *)k, 0);
+	while (k[0] == 1)
+		sched_yield();
+	CHECK_EQ(k[0], 0);
+	CHECK_EQ(as_load(as, 5, tpath("hello_spie"), NULL, NULL, NULL), -EPERM);
+	kill(pid, SIGKILL);
+	CHECK_EQ(wait_exit(pid), 128 + SIGKILL);
+	close(as);
+}
+
+void test_load_not_reserved(void)
+{
+	int dev = dev_open();
+	uint64_t base = 0x200000000000ULL;
+	int as = as_create(dev, T_PART, base, 4, 0);
+
+	CHECK(as >= 0);
+	CHECK_EQ(as_attach(as, 1), 0);
+	CHECK_EQ(as_load(as, 1, tpath("hello_spie"), NULL, NULL, NULL), -EFAULT);
+	/* Half reserved is not reserved. */
+	reserve(base + T_PART, T_PART / 2);
+	CHECK_EQ(as_load(as, 1, tpath("hello_spie"), NULL, NULL, NULL), -EFAULT);
+	reserve(base + T_PART + T_PART / 2, T_PART / 2);
+	CHECK_EQ(as_load(as, 1, tpath("hello_spie"), NULL, NULL, NULL), 0);
+	close(as);
+	close(dev);
+}
+
+/* Protection of the mapping that holds addr, from /proc/self/maps ("" if none). */
+static void prot_at(uint64_t addr, char prot[5])
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long lo, hi;
+	char line[512];
+
+	strcpy(prot, "");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %4s", &lo, &hi, prot) == 3 && addr >= lo && addr < hi)
+			break;
+		else
+			strcpy(prot, "");
+	fclose(f);
+}
+
+void test_reload_resets(void)
+{
+	int as = loader_as();
+	struct pvas_load dyn, st;
+	struct pvas_info in;
+	char prot[5];
+
+	CHECK_EQ(as_load(as, PVID, tpath("hello_dyn"), NULL, NULL, &dyn), 0);
+	CHECK(dyn.interp_bias);
+	prot_at(dyn.entry, prot);
+	CHECK(strcmp(prot, "r-xp") == 0);
+	CHECK_EQ(as_info(as, PVID, &in), 0);
+	CHECK_EQ(in.state, PVAS_PART_LOADED);
+	/* A static program in its place: the interpreter is gone. */
+	CHECK_EQ(as_load(as, PVID, tpath("hello_spie"), NULL, NULL, &st), 0);
+	CHECK_EQ(st.interp_bias, 0);
+	prot_at(dyn.entry, prot);
+	CHECK(strcmp(prot, "---p") == 0);
+	prot_at(st.entry, prot);
+	CHECK(strcmp(prot, "r-xp") == 0);
+	/* A failed load leaves the partition reset, the control block untouched. */
+	CHECK(mprotect((void *)(uintptr_t)START, PVAS_CB_SIZE, PROT_READ | PROT_WRITE) == 0);
+	*(volatile uint64_t *)(uintptr_t)START = 0x600dcafe;
+	CHECK_EQ(as_load(as, PVID, tpath("hello_exec"), NULL, NULL, NULL), -ENOEXEC);
+	CHECK_EQ(as_load(as, PVID, "/dev/null", NULL, NULL, NULL), -EACCES);
+	prot_at(st.entry, prot);
+	CHECK(strcmp(prot, "r-xp") == 0); /* refused before touching anything */
+	/* Found only while mapping: the partition is reset. */
+	patched(tpath("hello_spie"), "/tmp/bad-late", fix_ro_bss);
+	CHECK_EQ(as_load(as, PVID, "/tmp/bad-late", NULL, NULL, NULL), -ENOEXEC);
+	prot_at(st.entry, prot);
+	CHECK(strcmp(prot, "---p") == 0);
+	CHECK_EQ(*(volatile uint64_t *)(uintptr_t)START, 0x600dcafe);
+	CHECK_EQ(as_info(as, PVID, &in), 0);
+	CHECK_EQ(in.state, PVAS_PART_OWNED);
+	close(as);
+}
