@@ -47,10 +47,21 @@ static int pvas_proc_show(struct seq_file *m, void *v)
 
 static struct proc_dir_entry *pvas_proc;
 
+/* The ABI structs have no implicit padding; their sizes are part of it. */
+static void __init pvas_abi_check(void)
+{
+	BUILD_BUG_ON(sizeof(struct pvas_create) != 56);
+	BUILD_BUG_ON(sizeof(struct pvas_attach) != 40);
+	BUILD_BUG_ON(sizeof(struct pvas_release) != 32);
+	BUILD_BUG_ON(sizeof(struct pvas_load) != 168);
+	BUILD_BUG_ON(sizeof(struct pvas_info) != 96);
+}
+
 static int __init pvas_init(void)
 {
 	int err;
 
+	pvas_abi_check();
 	err = pvas_as_module_init();
 	if (err)
 		return err;

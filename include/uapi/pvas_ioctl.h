@@ -45,6 +45,9 @@
  *   unknown flag or a non-zero reserved field -EINVAL. Output fields are
  *   written only on success. Errors are returned as -1/errno by ioctl(2).
  *   User pointers are carried in __u64 fields (cast via uintptr_t).
+ *   x86_64 callers only: there is no 32-bit compat ioctl (-ENOTTY).
+ *   Struct sizes are fixed by the ABI: create 56, attach 40, release 32,
+ *   load 168, info 96 bytes.
  */
 #ifndef _UAPI_PVAS_IOCTL_H
 #define _UAPI_PVAS_IOCTL_H

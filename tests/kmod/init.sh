@@ -20,6 +20,15 @@ else
 	start=$(cut -d. -f1 /proc/uptime)
 	# shellcheck disable=SC2086 # a list of test names
 	/t/pvas_vmtest -d /t -s "${vmtest_scale:-1}" $(echo "${vmtest_only:-}" | tr , ' ') || rc=1
+	for x in /t/extra/*; do
+		[ -e "$x" ] || continue
+		if timeout 300 "$x"; then
+			echo "PASS: extra/${x##*/}"
+		else
+			echo "FAIL: extra/${x##*/}"
+			rc=1
+		fi
+	done
 	echo "pvas-vm: tests took $(( $(cut -d. -f1 /proc/uptime) - start )) s"
 	if rmmod pvas && ! grep -q '^pvas ' /proc/modules; then
 		echo "pvas-vm: rmmod ok"

@@ -8,7 +8,10 @@
 # Usage: tests/kmod/run.sh [OUTDIR]      (default build-kmod/)
 # Env:   KVER (default: newest kernel with both image and headers),
 #        VMTEST_SCALE (divide loop counts), VMTEST_ONLY (comma-separated
-#        test names), VM_TIMEOUT (seconds, default 600).
+#        test names), VM_TIMEOUT (seconds, default 600),
+#        VMTEST_EXTRA (more test programs or scripts, space-separated: copied
+#        to /t/extra/ with their shared libraries and run in the guest after
+#        the module tests, with /dev/pvas loaded; each must exit 0).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mkdir -p "${1:-$top/build-kmod}" && cd "${1:-$top/build-kmod}" && pwd)
@@ -53,10 +56,19 @@ gcc $cflags -static-pie -o "$root/t/hello_spie" tests/kmod/hello.c
 gcc $cflags -fPIE -pie -o "$root/t/hello_dyn" tests/kmod/hello.c
 gcc $cflags -static -no-pie -o "$root/t/hello_exec" tests/kmod/hello.c
 gcc $cflags -static -o "$root/t/vmexit" tests/kmod/vmexit.c
-# The dynamic program's interpreter and libraries, at the same paths.
-for lib in $(ldd "$root/t/hello_dyn" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
-	mkdir -p "$root$(dirname "$lib")"
-	cp -L "$lib" "$root$lib"
+# Shared libraries (and interpreter) of a dynamic program, at the same paths.
+copy_libs() {
+	for lib in $(ldd "$1" 2>/dev/null |
+		sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+copy_libs "$root/t/hello_dyn"
+for x in ${VMTEST_EXTRA:-}; do
+	mkdir -p "$root/t/extra"
+	cp -L "$x" "$root/t/extra/"
+	copy_libs "$x"
 done
 cp /bin/busybox "$root/bin/busybox"
 cp "$ko" "$root/pvas.ko"
@@ -75,7 +87,7 @@ timeout -k 5 "${VM_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 
 rc=$?
 set -e
 tr -d '\r' <"$log" >"$log.txt"
-grep -E '^(PASS|FAIL): |^vmtest: |^pvas-vm: |^fuzz: |^race: |^cycles: |^kills: ' "$log.txt" || true
+grep -E '^(PASS|FAIL): |^vmtest: |^pvas-vm: |^fuzz: |^race: |^cycles: |^kills: |^load-kill: |^load-release: ' "$log.txt" || true
 echo "run.sh: VM ran $(($(date +%s) - start)) s, qemu exit $rc"
 
 status=0

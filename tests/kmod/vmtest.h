@@ -86,6 +86,8 @@ void test_fuzz(void);
 void test_create_destroy_cycles(void);
 void test_killed_task_cycles(void);
 void test_attach_race(void);
+void test_load_killed(void);
+void test_load_release_race(void);
 void test_rmmod(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmtest.h"
@@ -327,4 +328,94 @@ void test_rmmod(void)
 	CHECK(listing(&objects, &parts) == 0);
 	CHECK_EQ(objects, 0);
 	close(dev);
+}
+
+struct loader {
+	int as;
+	uint32_t pvid;
+	const char *prog;
+	volatile long loads;
+	volatile long bad;
+};
+
+static int loader_fn(void *p)
+{
+	struct loader *l = p;
+	char *argv[] = { (char *)l->prog, "x", NULL };
+	struct pvas_attach a = { .version = PVAS_ABI_VERSION, .size = sizeof(a), .pvid = l->pvid };
+	struct pvas_load ld;
+	long rc;
+
+	if (rsys(16, l->as, PVAS_IOC_ATTACH, (long)&a))
+		__atomic_add_fetch(&l->bad, 1, __ATOMIC_RELAXED);
+	for (;;) {
+		memset(&ld, 0, sizeof(ld));
+		ld.version = PVAS_ABI_VERSION;
+		ld.size = sizeof(ld);
+		ld.pvid = l->pvid;
+		ld.path = (uintptr_t)l->prog;
+		ld.argv = (uintptr_t)argv;
+		rc = rsys(16, l->as, PVAS_IOC_LOAD, (long)&ld);
+		if (rc && rc != -ENOENT) /* -ENOENT: released under us (race test) */
+			__atomic_add_fetch(&l->bad, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&l->loads, 1, __ATOMIC_RELAXED);
+		if (rc == -ENOENT)
+			rsys(16, l->as, PVAS_IOC_ATTACH, (long)&a);
+	}
+	return 0;
+}
+
+/* PVAS tasks killed in the middle of loading programs: nothing may leak or splat. */
+void test_load_killed(void)
+{
+	int as = as_new(), i, n = 60 / (int)(t_scale < 6 ? t_scale : 6), objects, parts;
+	struct pvas_info in;
+	long loads = 0;
+
+	reserve(T_BASE, T_COUNT * T_PART);
+	for (i = 0; i < n; i++) {
+		struct loader l = { .as = as, .pvid = (uint32_t)i % T_COUNT,
+				    .prog = i % 2 ? "/t/hello_dyn" : "/t/hello_spie" };
+		struct timespec ts = { 0, (long)(rnd() % 60000000) };
+		int pid = vm_child(loader_fn, &l, i % 3 == 0 ? CLONE_FILES : 0);
+
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		CHECK_EQ(wait_exit(pid), 128 + SIGKILL);
+		CHECK_EQ(l.bad, 0);
+		loads += l.loads;
+		CHECK_EQ(as_info(as, l.pvid, &in), 0);
+		CHECK_EQ(in.state, PVAS_PART_FREE);
+	}
+	CHECK(listing(&objects, &parts) == 0);
+	CHECK_EQ(parts, 0);
+	fprintf(stderr, "load-kill: %d loaders killed after %ld loads\n", n, loads);
+	close(as);
+}
+
+/* One thread loads while another of the same process releases and re-claims. */
+void test_load_release_race(void)
+{
+	int as = as_new(), pid, i, n = 200 / (int)t_scale;
+	struct loader l = { .as = as, .pvid = 1, .prog = "/t/hello_spie" };
+	struct pvas_release r = { .version = PVAS_ABI_VERSION, .size = sizeof(r), .pvid = 1 };
+	long rc;
+
+	reserve(T_BASE, T_COUNT * T_PART);
+	/* CLONE_THREAD: same thread group, so both may release and load. */
+	pid = vm_child(loader_fn, &l, CLONE_THREAD | CLONE_SIGHAND | CLONE_FILES);
+	(void)pid;
+	for (i = 0; i < 100000 && __atomic_load_n(&l.loads, __ATOMIC_RELAXED) < n; i++) {
+		struct timespec ts = { 0, (long)(rnd() % 2000000) };
+
+		rc = rsys(16, as, PVAS_IOC_RELEASE, (long)&r);
+		CHECK(rc == 0 || rc == -ENOENT);
+		nanosleep(&ts, NULL);
+	}
+	CHECK_EQ(l.bad, 0);
+	CHECK(l.loads >= n);
+	fprintf(stderr, "load-release: %ld loads against %d releases\n", l.loads, i);
+	/* The thread loops forever: end the whole group from here. */
+	fflush(NULL);
+	_exit(0);
 }

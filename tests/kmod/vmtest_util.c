@@ -184,6 +184,8 @@ static const struct {
 	{ "create_destroy_cycles", test_create_destroy_cycles, 120 },
 	{ "killed_task_cycles", test_killed_task_cycles, 120 },
 	{ "attach_race", test_attach_race, 60 },
+	{ "load_killed", test_load_killed, 60 },
+	{ "load_release_race", test_load_release_race, 60 },
 	{ "rmmod", test_rmmod, 30 },
 };
 
