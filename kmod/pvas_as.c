@@ -348,6 +348,7 @@ static long pvas_ioc_load(struct pvas_as *as, void __user *uarg)
 	l.brk_start = res.brk_start;
 	l.brk_limit = res.brk_limit;
 	l.stack_low = res.stack_low;
+	l.mmap_start = res.mmap_start;
 	memset(l.out_reserved, 0, sizeof(l.out_reserved));
 	return copy_to_user(uarg, &l, sizeof(l)) ? -EFAULT : 0;
 }

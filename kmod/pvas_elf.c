@@ -381,12 +381,14 @@ static int pvas_loader_layout(struct pvas_loader *ld,
 	res->prog_entry = res->load_bias + ld->prog.eh.e_entry;
 	res->entry = res->prog_entry;
 	res->interp_bias = 0;
+	res->mmap_start = req->start + req->size / 2;
 	if (ld->interp.file) {
 		res->interp_bias = req->start + req->size / 2 - ld->interp.lo;
 		err = pvas_image_map(&ld->interp, res->interp_bias);
 		if (err)
 			return err;
 		res->entry = res->interp_bias + ld->interp.eh.e_entry;
+		res->mmap_start = res->interp_bias + ld->interp.hi;
 	}
 	res->brk_start = res->load_bias + ld->prog.hi;
 	res->brk_limit = req->start + req->size / 2;

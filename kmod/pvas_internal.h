@@ -83,6 +83,7 @@ struct pvas_load_result {
 	u64 brk_start;
 	u64 brk_limit;
 	u64 stack_low;
+	u64 mmap_start;
 };
 
 struct pvas_loader;

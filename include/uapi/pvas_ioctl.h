@@ -159,7 +159,10 @@ struct pvas_load {
 	__u64 brk_start;	/* first page after the program image */
 	__u64 brk_limit;	/* the brk heap may grow up to here */
 	__u64 stack_low;	/* lowest usable stack byte (above the guard) */
-	__u64 out_reserved[4];	/* written as zero */
+	__u64 mmap_start;	/* first free page above the interpreter (or
+				 * part_size / 2): [mmap_start, stack guard)
+				 * is free for mmap emulation */
+	__u64 out_reserved[3];	/* written as zero */
 };
 
 /*

@@ -115,7 +115,10 @@ static int run_loaded(const char *prog, char *const argv[], char *out, size_t ou
 		    l.sp < l.stack_low || l.sp >= START + T_PART || (l.sp & 15) ||
 		    (l.interp_bias && (l.interp_bias < START + T_PART / 2 ||
 				       l.entry < l.interp_bias)) ||
-		    (!l.interp_bias && l.entry != l.prog_entry) || l.out_reserved[0]) {
+		    (!l.interp_bias && l.entry != l.prog_entry) ||
+		    l.mmap_start < START + T_PART / 2 || l.mmap_start >= l.stack_low ||
+		    (l.mmap_start & 4095) || (l.interp_bias && l.mmap_start <= l.entry) ||
+		    l.out_reserved[0] || l.out_reserved[2]) {
 			fprintf(stderr, "load %s: unexpected layout\n", prog);
 			_exit(101);
 		}
