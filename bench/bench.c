@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+#include "bench.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+int bench_unpin(void)
+{
+	cpu_set_t set;
+	long i, n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&set);
+	for (i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+int bench_cpu(void)
+{
+	const char *s = getenv("BENCH_CPU");
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (s && *s)
+		return atoi(s);
+	return n > 0 ? (int)n - 1 : 0;
+}
+
+int bench_reps(int def)
+{
+	const char *s = getenv("BENCH_REPS");
+	int n = s ? atoi(s) : 0;
+
+	return n >= 1 && n <= 101 ? n : def;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_min(const double *v, int n)
+{
+	double m = v[0];
+	int i;
+
+	for (i = 1; i < n; i++)
+		if (v[i] < m)
+			m = v[i];
+	return m;
+}
+
+long bench_calibrate(bench_loop_fn fn, void *arg, uint64_t target_ns, long min_iters)
+{
+	long iters = min_iters;
+	uint64_t t;
+
+	/* Grow until one run takes a tenth of the target, so timer granularity does not matter. */
+	for (;;) {
+		t = fn(arg, iters);
+		if (t >= target_ns / 10 || iters > (1L << 40))
+			break;
+		iters *= 4;
+	}
+	if (t == 0)
+		t = 1;
+	iters = (long)((double)iters * (double)target_ns / (double)t);
+	return iters < min_iters ? min_iters : iters;
+}
+
+double bench_max(const double *v, int n)
+{
+	double m = v[0];
+	int i;
+
+	for (i = 1; i < n; i++)
+		if (v[i] > m)
+			m = v[i];
+	return m;
+}
+
+const char *bench_met(double v, double limit, int is_max)
+{
+	return (is_max ? v <= limit : v >= limit) ? "yes" : "no";
+}
+
+void bench_give_up(const char *prog, const char *op, int err)
+{
+	fprintf(stderr, "%s: %s: %s; benchmark skipped\n", prog, op, strerror(err));
+	exit(0);
+}

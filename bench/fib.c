@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fib(30) with one thread per call (create a child for n-1, compute n-2 in place, join), on 1 and
+ * 2 workers, against the plain recursive function. The root runs in a ulp thread created by the
+ * ulp_init thread, so it can be stolen like any other (the ulp_init thread itself is pinned).
+ * Nothing is pinned here: the workers need both CPUs.
+ *
+ * The machine is shared, so how much two CPUs can give is measured in the same run too: the plain
+ * function run PAR_ROUNDS times on one kernel thread, then on each of two at once (the line
+ * fib_machine). A ULT speedup can only be judged against that (vs_machine=).
+ */
+#include "bench.h"
+#include "ulp.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define FIB_N 30
+#define PAR_ROUNDS 16
+
+/* noipa: else gcc finds it const and computes fib(30) once for all repetitions. */
+static long __attribute__((noipa)) fib_plain(long n)
+{
+	return n < 2 ? n : fib_plain(n - 1) + fib_plain(n - 2);
+}
+
+static void *fib_ult(void *arg)
+{
+	intptr_t n = (intptr_t)arg;
+	ulp_thread_t child;
+	void *a, *b;
+	int rc;
+
+	if (n < 2)
+		return (void *)n;
+	rc = ulp_thread_create(&child, fib_ult, (void *)(n - 1));
+	if (rc)
+		bench_give_up("bench/fib", "ulp_thread_create", -rc);
+	b = fib_ult((void *)(n - 2));
+	ulp_thread_join(child, &a);
+	return (void *)((intptr_t)a + (intptr_t)b);
+}
+
+static long expected;
+
+static double run_plain(void)
+{
+	uint64_t t0 = bench_now_ns();
+	long v = fib_plain(FIB_N);
+	double ms = (double)(bench_now_ns() - t0) / 1e6;
+
+	if (v != expected)
+		fprintf(stderr, "bench/fib: plain fib(%d) = %ld?\n", FIB_N, v);
+	return ms;
+}
+
+static void *plain_rounds(void *arg)
+{
+	long i, sum = 0;
+
+	for (i = 0; i < PAR_ROUNDS; i++)
+		sum += fib_plain(FIB_N);
+	return (void *)sum;
+}
+
+/* Speedup of two kernel threads doing the same work at once over one doing it alone. */
+static double machine_speedup(void)
+{
+	pthread_t t;
+	uint64_t t0, t1, t2;
+
+	t0 = bench_now_ns();
+	plain_rounds(NULL);
+	t1 = bench_now_ns();
+	if (pthread_create(&t, NULL, plain_rounds, NULL))
+		return 0;
+	plain_rounds(NULL);
+	pthread_join(t, NULL);
+	t2 = bench_now_ns();
+	return 2.0 * (double)(t1 - t0) / (double)(t2 - t1);
+}
+
+/* fib(FIB_N) in a fresh runtime of `workers` workers; ms, start-up and shutdown excluded. */
+static double run_ult(unsigned workers)
+{
+	ulp_thread_t root;
+	uint64_t t0;
+	void *v;
+	double ms;
+	int rc = ulp_init(workers);
+
+	if (rc)
+		bench_give_up("bench/fib", workers == 1 ? "ulp_init(1)" : "ulp_init(2)", -rc);
+	t0 = bench_now_ns();
+	rc = ulp_thread_create(&root, fib_ult, (void *)(intptr_t)FIB_N);
+	if (rc)
+		bench_give_up("bench/fib", "ulp_thread_create of the root", -rc);
+	ulp_thread_join(root, &v);
+	ms = (double)(bench_now_ns() - t0) / 1e6;
+	if ((intptr_t)v != expected)
+		fprintf(stderr, "bench/fib: fib(%d) on %u workers = %ld, expected %ld\n", FIB_N,
+			workers, (long)(intptr_t)v, expected);
+	ulp_fini();
+	return ms;
+}
+
+int main(void)
+{
+	int reps = bench_reps(7), r;
+	double *plain, *w1, *w2, *speedup, *ovh1, *ovh2, *mach, p, m1, m2, s, ms;
+	long threads;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	bench_unpin();
+	plain = calloc((size_t)reps, sizeof(double));
+	w1 = calloc((size_t)reps, sizeof(double));
+	w2 = calloc((size_t)reps, sizeof(double));
+	speedup = calloc((size_t)reps, sizeof(double));
+	ovh1 = calloc((size_t)reps, sizeof(double));
+	ovh2 = calloc((size_t)reps, sizeof(double));
+	mach = calloc((size_t)reps, sizeof(double));
+	if (!plain || !w1 || !w2 || !speedup || !ovh1 || !ovh2 || !mach)
+		bench_give_up("bench/fib", "calloc", ENOMEM);
+	expected = fib_plain(FIB_N);
+	/* One thread per call with n >= 2: fib(n+1) - 1 of them. */
+	threads = fib_plain(FIB_N + 1) - 1;
+	run_ult(1); /* warm-up: page in the code, the allocator, the stacks' first touches */
+	for (r = 0; r < reps; r++) {
+		mach[r] = machine_speedup();
+		plain[r] = run_plain();
+		w1[r] = run_ult(1);
+		w2[r] = run_ult(2);
+		speedup[r] = w1[r] / w2[r];
+		ovh1[r] = w1[r] / plain[r];
+		ovh2[r] = w2[r] / plain[r];
+	}
+	p = bench_median(plain, reps);
+	m1 = bench_median(w1, reps);
+	m2 = bench_median(w2, reps);
+	s = bench_median(speedup, reps);
+	ms = bench_median(mach, reps);
+	printf("BENCH fib n=%d impl=plain ms=%.2f min_ms=%.2f reps=%d\n", FIB_N, p,
+	       bench_min(plain, reps), reps);
+	printf("BENCH fib_machine threads=2 speedup=%.2f max_speedup=%.2f\n", ms,
+	       bench_max(mach, reps));
+	printf("BENCH fib n=%d impl=ult workers=1 ms=%.2f min_ms=%.2f threads=%ld "
+	       "ns_per_thread=%.1f overhead_vs_plain=%.1f\n",
+	       FIB_N, m1, bench_min(w1, reps), threads, (m1 - p) * 1e6 / (double)threads,
+	       bench_median(ovh1, reps));
+	printf("BENCH fib n=%d impl=ult workers=2 ms=%.2f min_ms=%.2f threads=%ld "
+	       "overhead_vs_plain=%.1f speedup_vs_1w=%.2f max_speedup_vs_1w=%.2f "
+	       "vs_machine=%.2f target_min=1.8 met=%s\n",
+	       FIB_N, m2, bench_min(w2, reps), threads, bench_median(ovh2, reps), s,
+	       bench_max(speedup, reps), s / ms, bench_met(s, 1.8, 0));
+	return 0;
+}
