@@ -131,7 +131,10 @@ struct pvas_release {
  * (AT_SECURE is 0). The partition (except its control block) is reset
  * first; after a failure it is left reset (PROT_NONE).
  *
- * To start the program, set rsp = sp, rdx = 0 and jump to entry.
+ * To start the program, set rsp = sp, rdx = 0 and jump to entry. The
+ * partition's free room for mmap emulation starts at mmap_start (the first
+ * page above the interpreter, or part_size / 2 without one) and ends at the
+ * stack's guard page.
  *
  * Errors: -ENOENT/-ENOTDIR... no such file; -EACCES no exec permission,
  * noexec mount or not a regular file; -ENOEXEC not an x86_64 ELF64 ET_DYN
@@ -159,9 +162,7 @@ struct pvas_load {
 	__u64 brk_start;	/* first page after the program image */
 	__u64 brk_limit;	/* the brk heap may grow up to here */
 	__u64 stack_low;	/* lowest usable stack byte (above the guard) */
-	__u64 mmap_start;	/* first free page above the interpreter (or
-				 * part_size / 2): [mmap_start, stack guard)
-				 * is free for mmap emulation */
+	__u64 mmap_start;	/* [mmap_start, stack guard) is free */
 	__u64 out_reserved[3];	/* written as zero */
 };
 
