@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sparc64 (SPARC V9, 64-bit ABI, Linux): the TLS register is %g7, which user space writes
+ * directly, so loading a ULP's TLS costs no system call. Nothing but ulp_arch_tls_set writes %g7;
+ * the switch leaves it alone (the scheduler decides which TLS a worker runs on).
+ */
+#ifndef ULP_ARCH_IMPL_H
+#define ULP_ARCH_IMPL_H
+
+/* %sp and %fp hold the real address minus this bias (the 64-bit ABI's way to tell v9 frames). */
+#define ULP_SPARC_BIAS 2047
+/* Every frame starts with a 16-word window save area, then 6 argument dump words. */
+#define ULP_SPARC_MINFRAME 176
+
+/*
+ * The frame ulp_arch_switch allocates (save %sp, -ULP_ARCH_FRAME_SIZE, %sp); ctx->sp holds its
+ * %sp, biased as the register is. Offsets from %sp + ULP_SPARC_BIAS; same table in switch.S,
+ * checked in arch.c. The first 176 bytes belong to the ABI: a trap may spill the current window
+ * into 0..127 at any moment and a function called from the switch may store its arguments in
+ * 128..175, so the switch keeps its own words above them.
+ */
+#define ULP_FRAME_WINDOW 0	/* 0..127: window save area (%l0-%l7, %i0-%i7) */
+#define ULP_FRAME_ARGS 128	/* 128..175: argument dump area */
+#define ULP_FRAME_FP 176	/* %i6: the caller's %sp, where its window was flushed */
+#define ULP_FRAME_I7 184	/* %i7: the caller's call instruction; the context resumes at +8 */
+#define ULP_FRAME_FSR 192	/* %fsr: rounding mode, trap enables, ... (8 bytes) */
+#define ULP_ARCH_FRAME_SIZE 208 /* 200..207 unused: frames stay 16-byte aligned */
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
+
+/*
+ * Why 0: %g6 and %g7 belong to the system and the C library (%g7 is the thread pointer) and GCC
+ * allocates %g1-%g5 in 64-bit code, so no register is left for the runtime. The self pointer is an
+ * initial-exec __thread variable at a fixed offset from %g7: it reads correctly only while the
+ * worker's own TLS is loaded, so runtime code that runs on a ULP's TLS uses task->worker.
+ */
+#define ULP_ARCH_SELF_SURVIVES_TLS 0
+
+/*
+ * The variable itself is defined in arch.c. It is reached as thread pointer + ulp_arch_self_off,
+ * with the thread pointer read by a volatile asm each time, never through `ulp_arch_self_tls`
+ * directly: GCC takes the thread pointer for constant within a function, but a task that switches
+ * may resume on another kernel thread, and would then use the old thread's variable (seen on
+ * aarch64; tests/unit/test_switch.c pins it down). The offset is the same in every thread (static
+ * TLS); ulp_arch_init sets it, or the first use does.
+ */
+extern __thread void *ulp_arch_self_tls __attribute__((tls_model("initial-exec")));
+extern long ulp_arch_self_off;
+long ulp_arch_self_off_init(void);
+
+static inline uintptr_t ulp_arch_tls_get(void)
+{
+	uintptr_t v;
+	__asm__ volatile("mov %%g7, %0" : "=r"(v));
+	return v;
+}
+
+static inline void ulp_arch_tls_set(uintptr_t v)
+{
+	/* "memory": no load or store of TLS data may move across the change of TLS base */
+	__asm__ volatile("mov %0, %%g7" ::"r"(v) : "memory");
+}
+
+static inline void **ulp_arch_self_slot(void)
+{
+	long off = __atomic_load_n(&ulp_arch_self_off, __ATOMIC_RELAXED);
+	uintptr_t tp;
+
+	if (__builtin_expect(off == 0, 0)) /* 0 is never a valid offset: the TCB sits there */
+		off = ulp_arch_self_off_init();
+	/* "memory": not to be moved across a call, e.g. the switch it may follow */
+	__asm__ volatile("mov %%g7, %0" : "=r"(tp)::"memory");
+	return (void **)(tp + off);
+}
+
+static inline void *ulp_arch_self_get(void)
+{
+	return *ulp_arch_self_slot();
+}
+
+static inline void ulp_arch_self_set(void *self)
+{
+	*ulp_arch_self_slot() = self;
+}
+
+static inline void ulp_arch_relax(void)
+{
+	__asm__ volatile("rd %%ccr, %%g0\n\t"
+			 "rd %%ccr, %%g0\n\t"
+			 "rd %%ccr, %%g0"
+			 :
+			 :
+			 : "memory");
+}
+
+/* What the kernel may change across a trap into it, besides %o0/%o1 and the condition codes:
+ * the application globals and the floating-point registers (the C library assumes the same). */
+#define ULP_SPARC_SYSCALL_CLOBBERS                                                                 \
+	"g2", "g3", "g4", "g5", "f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9", "f10", \
+	    "f11", "f12", "f13", "f14", "f15", "f16", "f17", "f18", "f19", "f20", "f21", "f22",    \
+	    "f23", "f24", "f25", "f26", "f27", "f28", "f29", "f30", "f31", "f32", "f34", "f36",    \
+	    "f38", "f40", "f42", "f44", "f46", "f48", "f50", "f52", "f54", "f56", "f58", "f60",    \
+	    "f62", "cc", "memory"
+
+/*
+ * Raw system call: returns -errno on failure and never touches errno (TLS). The Linux sparc64
+ * convention: number in %g1, arguments in %o0-%o5, `ta 0x6d`; on failure the carry flag (xcc) is
+ * set and %o0 holds the positive errno, which is negated here. Some calls (getpid, pipe) also
+ * return a value in %o1, so %o1 is an output as well.
+ */
+static inline long ulp_arch_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	register long g1 __asm__("g1") = nr;
+	register long o0 __asm__("o0") = a1;
+	register long o1 __asm__("o1") = a2;
+	register long o2 __asm__("o2") = a3;
+	register long o3 __asm__("o3") = a4;
+	register long o4 __asm__("o4") = a5;
+	register long o5 __asm__("o5") = a6;
+	__asm__ volatile("ta 0x6d\n\t"
+			 "bcc,pt %%xcc, 1f\n\t"
+			 " nop\n\t"
+			 "sub %%g0, %%o0, %%o0\n"
+			 "1:"
+			 : "+r"(o0), "+r"(o1), "+r"(g1)
+			 : "r"(o2), "r"(o3), "r"(o4), "r"(o5)
+			 : ULP_SPARC_SYSCALL_CLOBBERS);
+	return o0;
+}
+#endif /* !__ASSEMBLER__ */
+
+#endif
