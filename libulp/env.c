@@ -12,6 +12,7 @@
 #define DEFAULT_STACK (64 * 1024)
 #define SCHED_STACK (64 * 1024)
 #define MAX_WORKERS 1024
+#define FINI_WAIT_ROUNDS 200
 
 static struct ulp_task main_task;
 static pthread_t *threads;
@@ -162,6 +163,13 @@ int ulp_fini(void)
 		return -EINVAL;
 	if (!w || w->cur != &main_task)
 		return -EPERM;
+	/* A thread that returned is counted until its worker has switched off its stack: give
+	 * threads that are ending a moment (bounded, so a blocked thread still gives -EBUSY). */
+	for (i = 0; atomic_load(&ulp_rt.live_tasks) != 0 && i < FINI_WAIT_ROUNDS; i++) {
+		ulp_task_yield(&main_task);
+		if (i > FINI_WAIT_ROUNDS / 2)
+			usleep(1000);
+	}
 	if (atomic_load(&ulp_rt.live_tasks) != 0)
 		return -EBUSY;
 	atomic_store(&ulp_rt.shutdown, 1);

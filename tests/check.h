@@ -58,21 +58,34 @@ struct CMUnitTest {
 	void (*fn)(void **state);
 };
 #define cmocka_unit_test(f) {#f, f}
-static inline int ulp__run_tests(const char *group, const struct CMUnitTest *t, size_t n)
+/* Group setup and teardown run once around the tests, and the state setup leaves is handed to
+ * each test, as cmocka does. */
+static inline int ulp__run_tests(const char *group, const struct CMUnitTest *t, size_t n,
+				 int (*setup)(void **state), int (*teardown)(void **state))
 {
+	void *group_state = NULL;
 	size_t i;
+
 	printf("[==========] %s: Running %zu test(s).\n", group, n);
+	if (setup && setup(&group_state) != 0) {
+		printf("[  ERROR   ] %s: group setup failed\n", group);
+		return 1;
+	}
 	for (i = 0; i < n; i++) {
-		void *state = NULL;
+		void *state = group_state;
 		printf("[ RUN      ] %s\n", t[i].name);
 		fflush(stdout);
 		t[i].fn(&state); /* a failure exits the program */
 		printf("[       OK ] %s\n", t[i].name);
 	}
+	if (teardown && teardown(&group_state) != 0) {
+		printf("[  ERROR   ] %s: group teardown failed\n", group);
+		return 1;
+	}
 	printf("[==========] %s: %zu test(s) run.\n[  PASSED  ] %zu test(s).\n", group, n, n);
 	return 0;
 }
 #define cmocka_run_group_tests(t, setup, teardown)                                                 \
-	ulp__run_tests(__FILE__, t, sizeof(t) / sizeof((t)[0]))
+	ulp__run_tests(__FILE__, t, sizeof(t) / sizeof((t)[0]), setup, teardown)
 #endif
 #endif
