@@ -51,12 +51,17 @@ static void pvas_image_close(struct pvas_image *im)
 	memset(im, 0, sizeof(*im));
 }
 
-/* Exactly len bytes at pos, or an error (bad for a short file). */
-static int pvas_read(struct file *file, void *buf, size_t len, loff_t pos,
+/* Exactly len bytes at offset off, or an error (bad: not in the file). */
+static int pvas_read(struct file *file, void *buf, size_t len, u64 off,
 		     int bad)
 {
-	ssize_t n = kernel_read(file, buf, len, &pos);
+	u64 isize = i_size_read(file_inode(file));
+	loff_t pos = off;
+	ssize_t n;
 
+	if (off > isize || len > isize - off)
+		return bad;
+	n = kernel_read(file, buf, len, &pos);
 	if (n < 0)
 		return n;
 	return (size_t)n == len ? 0 : bad;

@@ -87,7 +87,7 @@ timeout -k 5 "${VM_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 
 rc=$?
 set -e
 tr -d '\r' <"$log" >"$log.txt"
-grep -E '^(PASS|FAIL): |^vmtest: |^pvas-vm: |^fuzz: |^race: |^cycles: |^kills: |^load-kill: |^load-release: ' "$log.txt" || true
+grep -E '^(PASS|FAIL): |^vmtest: |^pvas-vm: |^fuzz: |^race: |^cycles: |^kills: |^load-kill: |^load-release: |^elf-fuzz: ' "$log.txt" || true
 echo "run.sh: VM ran $(($(date +%s) - start)) s, qemu exit $rc"
 
 status=0

@@ -209,6 +209,16 @@ static void fix_phoff(char *img, size_t len)
 	((Elf64_Ehdr *)img)->e_phoff = len - 8;
 }
 
+static void fix_phoff_huge(char *img, size_t len)
+{
+	((Elf64_Ehdr *)img)->e_phoff = ~0ULL - 16;
+}
+
+static void fix_interp_offset(char *img, size_t len)
+{
+	phdr(img, PT_INTERP)->p_offset = ~0ULL - 8;
+}
+
 static void fix_phentsize(char *img, size_t len)
 {
 	((Elf64_Ehdr *)img)->e_phentsize = 32;
@@ -328,6 +338,7 @@ void test_load_refused(void)
 		{ "machine", fix_machine }, { "class", fix_class },	  { "phoff", fix_phoff },
 		{ "phentsize", fix_phentsize }, { "phnum", fix_phnum }, { "filesz", fix_filesz },
 		{ "offset", fix_offset },	  { "entry", fix_entry },
+		{ "phoff-huge", fix_phoff_huge },
 	};
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char path[64];
@@ -357,6 +368,8 @@ void test_load_refused(void)
 	expect_refused(as, "/tmp/dyn-garbage-interp", -EACCES); /* interp not executable */
 	patched(tpath("hello_dyn"), "/tmp/dyn-unterminated", fix_interp_unterminated);
 	expect_refused(as, "/tmp/dyn-unterminated", -ENOEXEC);
+	patched(tpath("hello_dyn"), "/tmp/dyn-interp-offset", fix_interp_offset);
+	expect_refused(as, "/tmp/dyn-interp-offset", -ENOEXEC);
 	close(as);
 }
 
@@ -541,5 +554,56 @@ void test_reload_resets(void)
 	CHECK_EQ(*(volatile uint64_t *)(uintptr_t)START, 0x600dcafe);
 	CHECK_EQ(as_info(as, PVID, &in), 0);
 	CHECK_EQ(in.state, PVAS_PART_OWNED);
+	close(as);
+}
+
+/* Random damage to the headers of real programs: every load ends in 0 or an errno, nothing else. */
+void test_elf_fuzz(void)
+{
+	static const char *const progs[] = { "hello_spie", "hello_dyn" };
+	static const char *const copies[] = { "/tmp/fuzz-spie", "/tmp/fuzz-dyn" };
+	int as = loader_as();
+	unsigned i, n = 2000 / t_scale, ok = 0, k;
+	uint64_t x = 0x243f6a8885a308d3ULL;
+	char *orig[2], *img;
+	size_t len[2], hdr[2];
+
+	for (i = 0; i < 2; i++) {
+		Elf64_Ehdr *eh;
+
+		orig[i] = read_file(tpath(progs[i]), &len[i]);
+		eh = (Elf64_Ehdr *)orig[i];
+		hdr[i] = eh->e_phoff + eh->e_phnum * sizeof(Elf64_Phdr);
+		CHECK(hdr[i] < 4096);
+		write_file(copies[i], orig[i], len[i], 0755);
+	}
+	img = malloc(4096);
+	for (i = 0; i < n; i++) {
+		unsigned p = i % 2;
+		int fd;
+		long r;
+
+		/* A few random bytes or words in the ELF and program headers. */
+		memcpy(img, orig[p], hdr[p]);
+		for (k = 0; k < 1 + i % 4; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (x % 3)
+				img[x % hdr[p]] = (char)(x >> 32);
+			else
+				memcpy(img + (x % (hdr[p] - 8)), &x, 8);
+		}
+		fd = open(copies[p], O_WRONLY);
+		CHECK(fd >= 0 && pwrite(fd, img, hdr[p], 0) == (ssize_t)hdr[p]);
+		close(fd);
+		r = as_load(as, PVID, copies[p], NULL, NULL, NULL);
+		CHECK(r <= 0 && r > -4096);
+		ok += r == 0;
+	}
+	fprintf(stderr, "elf-fuzz: %u damaged programs, %u still loaded\n", n, ok);
+	free(img);
+	free(orig[0]);
+	free(orig[1]);
 	close(as);
 }

@@ -180,6 +180,7 @@ static const struct {
 	{ "load_not_owned", test_load_not_owned, 20 },
 	{ "load_not_reserved", test_load_not_reserved, 20 },
 	{ "reload_resets", test_reload_resets, 30 },
+	{ "elf_fuzz", test_elf_fuzz, 120 },
 	{ "fuzz", test_fuzz, 120 },
 	{ "create_destroy_cycles", test_create_destroy_cycles, 120 },
 	{ "killed_task_cycles", test_killed_task_cycles, 120 },
