@@ -8,6 +8,8 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
+# A task stuck in the module for a minute is reported (run.sh fails on it).
+echo 60 >/proc/sys/kernel/hung_task_timeout_secs
 rc=0
 echo "pvas-vm: kernel $(uname -r), $(nproc) cpus"
 if ! insmod /pvas.ko; then

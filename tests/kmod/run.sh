@@ -3,12 +3,13 @@
 # kernel in qemu (TCG: no KVM here) with an initramfs holding busybox, the
 # module and the test programs, and run tests/kmod/vmtest_*.c inside.
 # Passes when the guest reports success through isa-debug-exit and its
-# kernel log has no splat (BUG, WARNING, Oops, KASAN, refcount, GPF).
+# kernel log has no splat (BUG, WARNING, Oops, KASAN, refcount, GPF, slab
+# corruption found by slub_debug, lockups, hung tasks).
 #
 # Usage: tests/kmod/run.sh [OUTDIR]      (default build-kmod/)
 # Env:   KVER (default: newest kernel with both image and headers),
 #        VMTEST_SCALE (divide loop counts), VMTEST_ONLY (comma-separated
-#        test names), VM_TIMEOUT (seconds, default 600),
+#        test names), VM_TIMEOUT (seconds, default 400),
 #        VMTEST_EXTRA (more test programs or scripts, space-separated: copied
 #        to /t/extra/ with their shared libraries and run in the guest after
 #        the module tests, with /dev/pvas loaded; each must exit 0).
@@ -80,9 +81,9 @@ log=$out/vm.log
 echo "run.sh: booting (log: $log)"
 start=$(date +%s)
 set +e
-timeout -k 5 "${VM_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1G \
+timeout -k 5 "${VM_TIMEOUT:-400}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1G \
 	-nographic -no-reboot -kernel "/boot/vmlinuz-$KVER" -initrd "$out/initramfs.gz" \
-	-append "console=ttyS0 panic=-1 quiet vmtest_scale=${VMTEST_SCALE:-1} vmtest_only=${VMTEST_ONLY:-}" \
+	-append "console=ttyS0 panic=-1 quiet slub_debug=FZPU vmtest_scale=${VMTEST_SCALE:-1} vmtest_only=${VMTEST_ONLY:-}" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null >"$log" 2>&1
 rc=$?
 set -e
@@ -91,7 +92,8 @@ grep -E '^(PASS|FAIL): |^vmtest: |^pvas-vm: |^fuzz: |^race: |^cycles: |^kills: |
 echo "run.sh: VM ran $(($(date +%s) - start)) s, qemu exit $rc"
 
 status=0
-if grep -nE 'BUG:|WARNING:|Oops|KASAN|refcount_t|general protection|Call Trace' "$log.txt"; then
+# slub_debug (poisoning, red zones, sanity checks) reports as "BUG <cache> (...)".
+if grep -nE 'BUG:|BUG [^ ]+ \(|WARNING:|Oops|KASAN|refcount_t|general protection|Call Trace|soft lockup|blocked for more than' "$log.txt"; then
 	echo "run.sh: kernel splat in the guest log" >&2
 	status=1
 fi
