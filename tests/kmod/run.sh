@@ -52,7 +52,8 @@ rm -rf "$root"
 mkdir -p "$root/bin" "$root/t" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 cflags="-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter"
 gcc $cflags -static -Iinclude/uapi -o "$root/t/pvas_vmtest" tests/kmod/vmtest_util.c \
-	tests/kmod/vmtest_basic.c tests/kmod/vmtest_load.c tests/kmod/vmtest_stress.c
+	tests/kmod/vmtest_basic.c tests/kmod/vmtest_load.c tests/kmod/vmtest_elf.c \
+	tests/kmod/vmtest_stress.c
 gcc $cflags -static-pie -o "$root/t/hello_spie" tests/kmod/hello.c
 gcc $cflags -fPIE -pie -o "$root/t/hello_dyn" tests/kmod/hello.c
 gcc $cflags -static -no-pie -o "$root/t/hello_exec" tests/kmod/hello.c

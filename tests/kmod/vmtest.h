@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "pvas_ioctl.h"
 
@@ -62,6 +63,14 @@ long as_load(int as, uint32_t pvid, const char *path, char *const argv[], char *
 void *reserve(uint64_t base, uint64_t len);
 int listing(int *objects, int *parts);
 void listing_dump(void);
+/* Files of the load tests. */
+char *tpath(const char *name); /* t_dir/name (4 rotating buffers) */
+void *read_file(const char *path, size_t *len);
+void write_file(const char *path, const void *buf, size_t len, mode_t mode);
+/* The load tests' object: partition PVID claimed, the whole region reserved. */
+#define PVID 2
+#define START (T_BASE + PVID * T_PART)
+int loader_as(void);
 /* clone(CLONE_VM | flags) running fn(arg) on a fresh stack; returns the pid. */
 int vm_child(int (*fn)(void *), void *arg, int flags);
 int wait_exit(int pid); /* exit status, or 128 + signal */

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,6 +159,51 @@ int wait_exit(int pid)
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	return 128 + WTERMSIG(st);
+}
+
+char *tpath(const char *name)
+{
+	static char buf[4][256];
+	static unsigned n;
+	char *p = buf[n++ % 4];
+
+	snprintf(p, 256, "%s/%s", t_dir, name);
+	return p;
+}
+
+void *read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	char *buf;
+
+	CHECK(fd >= 0 && fstat(fd, &st) == 0);
+	buf = malloc(st.st_size);
+	CHECK(buf && read(fd, buf, st.st_size) == st.st_size);
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+void write_file(const char *path, const void *buf, size_t len, mode_t mode)
+{
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len);
+	CHECK(fchmod(fd, mode) == 0);
+	close(fd);
+}
+
+/* An object with partition PVID claimed and the whole region reserved. */
+int loader_as(void)
+{
+	int as = as_new();
+
+	reserve(T_BASE, T_COUNT * T_PART);
+	CHECK_EQ(as_attach(as, PVID), 0);
+	return as;
 }
 
 static const struct {
