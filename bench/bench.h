@@ -17,6 +17,9 @@ extern "C" {
 
 uint64_t bench_now_ns(void);
 
+/* CPU time used so far by all threads of the process (CLOCK_PROCESS_CPUTIME_ID). */
+uint64_t bench_cpu_ns(void);
+
 /* Pin the calling thread (or process, before it starts threads) to one CPU; 0 or -errno. */
 int bench_pin(int cpu);
 

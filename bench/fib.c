@@ -7,7 +7,11 @@
  *
  * The machine is shared, so how much two CPUs can give is measured in the same run too: the plain
  * function run PAR_ROUNDS times on one kernel thread, then on each of two at once (the line
- * fib_machine). A ULT speedup can only be judged against that (vs_machine=).
+ * fib_machine). A ULT speedup can only be judged against that (vs_machine=). The CPU time the
+ * process used is measured as well: work_inflation = CPU time on 2 workers / CPU time on 1 is
+ * what sharing costs the runtime (cache lines moving between the CPUs, lock contention); ideal
+ * is 1.00. It shows only while both workers run at once, so it understates when another job
+ * holds a CPU (fib_machine speedup well below 2).
  */
 #include "bench.h"
 #include "ulp.h"
@@ -83,23 +87,26 @@ static double machine_speedup(void)
 	return 2.0 * (double)(t1 - t0) / (double)(t2 - t1);
 }
 
-/* fib(FIB_N) in a fresh runtime of `workers` workers; ms, start-up and shutdown excluded. */
-static double run_ult(unsigned workers)
+/* fib(FIB_N) in a fresh runtime of `workers` workers; wall ms returned, CPU ms in *cpu_ms,
+ * start-up and shutdown excluded. */
+static double run_ult(unsigned workers, double *cpu_ms)
 {
 	ulp_thread_t root;
-	uint64_t t0;
+	uint64_t t0, c0;
 	void *v;
 	double ms;
 	int rc = ulp_init(workers);
 
 	if (rc)
 		bench_give_up("bench/fib", workers == 1 ? "ulp_init(1)" : "ulp_init(2)", -rc);
+	c0 = bench_cpu_ns();
 	t0 = bench_now_ns();
 	rc = ulp_thread_create(&root, fib_ult, (void *)(intptr_t)FIB_N);
 	if (rc)
 		bench_give_up("bench/fib", "ulp_thread_create of the root", -rc);
 	ulp_thread_join(root, &v);
 	ms = (double)(bench_now_ns() - t0) / 1e6;
+	*cpu_ms = (double)(bench_cpu_ns() - c0) / 1e6;
 	if ((intptr_t)v != expected)
 		fprintf(stderr, "bench/fib: fib(%d) on %u workers = %ld, expected %ld\n", FIB_N,
 			workers, (long)(intptr_t)v, expected);
@@ -110,7 +117,8 @@ static double run_ult(unsigned workers)
 int main(void)
 {
 	int reps = bench_reps(7), r;
-	double *plain, *w1, *w2, *speedup, *ovh1, *ovh2, *mach, p, m1, m2, s, ms;
+	double *plain, *w1, *w2, *speedup, *ovh1, *ovh2, *mach, *c1, *c2, *infl, p, m1, m2, s, ms;
+	double cpu;
 	long threads;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -122,17 +130,21 @@ int main(void)
 	ovh1 = calloc((size_t)reps, sizeof(double));
 	ovh2 = calloc((size_t)reps, sizeof(double));
 	mach = calloc((size_t)reps, sizeof(double));
-	if (!plain || !w1 || !w2 || !speedup || !ovh1 || !ovh2 || !mach)
+	c1 = calloc((size_t)reps, sizeof(double));
+	c2 = calloc((size_t)reps, sizeof(double));
+	infl = calloc((size_t)reps, sizeof(double));
+	if (!plain || !w1 || !w2 || !speedup || !ovh1 || !ovh2 || !mach || !c1 || !c2 || !infl)
 		bench_give_up("bench/fib", "calloc", ENOMEM);
 	expected = fib_plain(FIB_N);
 	/* One thread per call with n >= 2: fib(n+1) - 1 of them. */
 	threads = fib_plain(FIB_N + 1) - 1;
-	run_ult(1); /* warm-up: page in the code, the allocator, the stacks' first touches */
+	run_ult(1, &cpu); /* warm-up: page in the code, the allocator, the stacks' first touches */
 	for (r = 0; r < reps; r++) {
 		mach[r] = machine_speedup();
 		plain[r] = run_plain();
-		w1[r] = run_ult(1);
-		w2[r] = run_ult(2);
+		w1[r] = run_ult(1, &c1[r]);
+		w2[r] = run_ult(2, &c2[r]);
+		infl[r] = c2[r] / c1[r];
 		speedup[r] = w1[r] / w2[r];
 		ovh1[r] = w1[r] / plain[r];
 		ovh2[r] = w2[r] / plain[r];
@@ -147,13 +159,14 @@ int main(void)
 	printf("BENCH fib_machine threads=2 speedup=%.2f max_speedup=%.2f\n", ms,
 	       bench_max(mach, reps));
 	printf("BENCH fib n=%d impl=ult workers=1 ms=%.2f min_ms=%.2f threads=%ld "
-	       "ns_per_thread=%.1f overhead_vs_plain=%.1f\n",
+	       "ns_per_thread=%.1f overhead_vs_plain=%.1f cpu_ms=%.2f\n",
 	       FIB_N, m1, bench_min(w1, reps), threads, (m1 - p) * 1e6 / (double)threads,
-	       bench_median(ovh1, reps));
+	       bench_median(ovh1, reps), bench_median(c1, reps));
 	printf("BENCH fib n=%d impl=ult workers=2 ms=%.2f min_ms=%.2f threads=%ld "
 	       "overhead_vs_plain=%.1f speedup_vs_1w=%.2f max_speedup_vs_1w=%.2f "
-	       "vs_machine=%.2f target_min=1.8 met=%s\n",
+	       "vs_machine=%.2f cpu_ms=%.2f work_inflation=%.2f target_min=1.8 met=%s\n",
 	       FIB_N, m2, bench_min(w2, reps), threads, bench_median(ovh2, reps), s,
-	       bench_max(speedup, reps), s / ms, bench_met(s, 1.8, 0));
+	       bench_max(speedup, reps), s / ms, bench_median(c2, reps), bench_median(infl, reps),
+	       bench_met(s, 1.8, 0));
 	return 0;
 }
