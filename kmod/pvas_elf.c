@@ -175,6 +175,13 @@ static int pvas_image_open(struct pvas_image *im, const char *path,
 		im->file = NULL;
 		return err;
 	}
+	/*
+	 * Unlike execve, the image lands in a memory the caller can read (and
+	 * ptrace rules do not apply): an execute-only file stays closed.
+	 */
+	err = file_permission(im->file, MAY_READ);
+	if (err)
+		return err;
 	err = pvas_read(im->file, &im->eh, sizeof(im->eh), 0, bad);
 	if (err)
 		return err;

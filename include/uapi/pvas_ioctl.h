@@ -127,8 +127,10 @@ struct pvas_release {
  * caller: the file is opened with exec permission checks, its PT_LOAD
  * segments (and those of its PT_INTERP) are mapped from the file into the
  * partition, bss is zeroed and a System V initial stack (argc, argv, envp,
- * auxv) is built at the top of the partition. Set-id bits are ignored
- * (AT_SECURE is 0). The partition (except its control block) is reset
+ * auxv) is built at the top of the partition. The files must also be
+ * readable by the caller (their pages end up in its memory). Set-id bits
+ * are ignored (AT_SECURE is 0) and there is no credential or LSM exec
+ * transition: the program runs as the caller. The partition (except its control block) is reset
  * first; after a failure it is left reset (PROT_NONE).
  *
  * To start the program, set rsp = sp, rdx = 0 and jump to entry. The
@@ -136,8 +138,8 @@ struct pvas_release {
  * page above the interpreter, or part_size / 2 without one) and ends at the
  * stack's guard page.
  *
- * Errors: -ENOENT/-ENOTDIR... no such file; -EACCES no exec permission,
- * noexec mount or not a regular file; -ENOEXEC not an x86_64 ELF64 ET_DYN
+ * Errors: -ENOENT/-ENOTDIR... no such file; -EACCES no exec or read
+ * permission, noexec mount or not a regular file; -ENOEXEC not an x86_64 ELF64 ET_DYN
  * (ET_EXEC: rebuild with -fPIE -pie) or malformed headers; -ELIBBAD bad
  * interpreter; -EFBIG image does not fit its part of the partition;
  * -E2BIG argv/envp over the limits; -ENAMETOOLONG; -EFAULT bad pointer or

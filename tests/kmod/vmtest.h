@@ -90,6 +90,7 @@ void test_load_refused(void);
 void test_load_bad_args(void);
 void test_load_not_owned(void);
 void test_load_not_reserved(void);
+void test_load_unprivileged(void);
 void test_reload_resets(void);
 void test_elf_fuzz(void);
 void test_fuzz(void);

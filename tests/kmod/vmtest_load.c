@@ -2,6 +2,7 @@
 /* In-VM tests: PVAS_IOC_LOAD runs programs; argument and ownership checks. */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <sys/auxv.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -237,3 +238,47 @@ void test_load_not_reserved(void)
 }
 
 /* Protection of the mapping that holds addr, from /proc/self/maps ("" if none). */
+
+/* The value of auxv entry type in the initial stack at sp, or -1. */
+static long auxv_at(uint64_t sp, uint64_t type)
+{
+	uint64_t *p = (uint64_t *)(uintptr_t)sp;
+
+	p += 1 + p[0] + 1; /* argc, argv, NULL */
+	while (*p++)
+		;
+	for (; p[0] != AT_NULL; p += 2)
+		if (p[0] == type)
+			return (long)p[1];
+	return -1;
+}
+
+/* Any user may load what it may execute and read; execute-only files are refused. */
+void test_load_unprivileged(void)
+{
+	size_t len;
+	char *img = read_file(tpath("hello_spie"), &len);
+	int pid;
+
+	write_file("/tmp/xonly", img, len, 0111);
+	write_file("/tmp/xread", img, len, 0555);
+	free(img);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct pvas_load l;
+		int as;
+
+		CHECK(setgid(65534) == 0 && setuid(65534) == 0);
+		as = loader_as();
+		CHECK_EQ(as_load(as, PVID, "/tmp/xonly", NULL, NULL, NULL), -EACCES);
+		CHECK_EQ(as_load(as, PVID, "/tmp/xread", NULL, NULL, &l), 0);
+		CHECK_EQ(auxv_at(l.sp, AT_UID), 65534);
+		CHECK_EQ(auxv_at(l.sp, AT_EGID), 65534);
+		CHECK_EQ(auxv_at(l.sp, AT_SECURE), 0);
+		CHECK_EQ(auxv_at(l.sp, AT_PAGESZ), 4096);
+		CHECK_EQ(auxv_at(l.sp, AT_ENTRY), l.prog_entry);
+		_exit(0);
+	}
+	CHECK_EQ(wait_exit(pid), 0);
+}

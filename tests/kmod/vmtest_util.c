@@ -225,6 +225,7 @@ static const struct {
 	{ "load_bad_args", test_load_bad_args, 30 },
 	{ "load_not_owned", test_load_not_owned, 20 },
 	{ "load_not_reserved", test_load_not_reserved, 20 },
+	{ "load_unprivileged", test_load_unprivileged, 20 },
 	{ "reload_resets", test_reload_resets, 30 },
 	{ "elf_fuzz", test_elf_fuzz, 120 },
 	{ "fuzz", test_fuzz, 120 },
