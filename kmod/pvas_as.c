@@ -407,7 +407,8 @@ static int pvas_check_create(struct pvas_create *c)
 		return -EINVAL;
 	if (!c->base)
 		c->base = PVAS_BASE_DEFAULT;
-	if (!c->count || (c->base & ~PAGE_MASK) || c->base < PVAS_BASE_MIN)
+	if (!c->count || c->count > PVAS_COUNT_MAX ||
+	    (c->base & ~PAGE_MASK) || c->base < PVAS_BASE_MIN)
 		return -EINVAL;
 	if (check_mul_overflow(c->part_size, (u64)c->count, &len) ||
 	    check_add_overflow(c->base, len, &end) || end > DEFAULT_MAP_WINDOW)

@@ -62,6 +62,7 @@
 #define PVAS_PART_SIZE_MIN	(16ULL << 20)	/* 16 MiB */
 #define PVAS_BASE_DEFAULT	0x100000000000ULL	/* 16 TiB */
 #define PVAS_CB_SIZE		(64ULL << 10)	/* control block: 64 KiB */
+#define PVAS_COUNT_MAX		(1U << 16)	/* partitions per object */
 #define PVAS_STACK_SIZE_MAX	(8ULL << 20)	/* 8 MiB */
 /* Stack mapping size of a partition of size s (guard page included). */
 #define PVAS_STACK_SIZE(s) \
@@ -77,8 +78,8 @@
  * PVAS_IOC_CREATE, on /dev/pvas: make an address-space object.
  * Returns the new descriptor (>= 0).
  * Errors: -EINVAL part_size not a power of two or < PVAS_PART_SIZE_MIN,
- * base not page aligned, count 0, or the region leaves the 47-bit user
- * address space; -EPROTO wrong version; -ENOMEM; -EMFILE.
+ * base not page aligned or below 16 MiB, count 0 or > PVAS_COUNT_MAX, or
+ * the region leaves the 47-bit user address space; -EPROTO wrong version; -ENOMEM; -EMFILE.
  */
 #define PVAS_CREATE_CLOEXEC	0x1U	/* the new descriptor is O_CLOEXEC */
 

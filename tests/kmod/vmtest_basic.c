@@ -51,13 +51,26 @@ void test_create_invalid(void)
 	c.count = 0;
 	CHECK_EQ(create_raw(dev, &c), -EINVAL);
 	c = good_create();
+	c.part_size = PVAS_PART_SIZE_MIN;
+	c.count = PVAS_COUNT_MAX; /* the largest count is fine */
+	fd = create_raw(dev, &c);
+	CHECK(fd >= 0);
+	close((int)fd);
+	c = good_create();
 	c.base = T_BASE + 1;
 	CHECK_EQ(create_raw(dev, &c), -EINVAL);
 	c = good_create();
 	c.base = 4096; /* below the minimum base */
 	CHECK_EQ(create_raw(dev, &c), -EINVAL);
 	c = good_create();
-	c.count = 0xffffffffu; /* leaves the 47-bit address space */
+	c.count = PVAS_COUNT_MAX + 1;
+	CHECK_EQ(create_raw(dev, &c), -EINVAL);
+	c = good_create();
+	c.part_size = 1ULL << 32;
+	c.count = PVAS_COUNT_MAX; /* 256 TiB: leaves the 47-bit address space */
+	CHECK_EQ(create_raw(dev, &c), -EINVAL);
+	c = good_create();
+	c.count = 0xffffffffu;
 	CHECK_EQ(create_raw(dev, &c), -EINVAL);
 	c = good_create();
 	c.part_size = 1ULL << 62; /* size * count overflows */
