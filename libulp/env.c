@@ -165,12 +165,12 @@ int ulp_fini(void)
 		return -EPERM;
 	/* A thread that returned is counted until its worker has switched off its stack: give
 	 * threads that are ending a moment (bounded, so a blocked thread still gives -EBUSY). */
-	for (i = 0; atomic_load(&ulp_rt.live_tasks) != 0 && i < FINI_WAIT_ROUNDS; i++) {
+	for (i = 0; ulp_live_count() != 0 && i < FINI_WAIT_ROUNDS; i++) {
 		ulp_task_yield(&main_task);
 		if (i > FINI_WAIT_ROUNDS / 2)
 			usleep(1000);
 	}
-	if (atomic_load(&ulp_rt.live_tasks) != 0)
+	if (ulp_live_count() != 0)
 		return -EBUSY;
 	atomic_store(&ulp_rt.shutdown, 1);
 	ulp_sched_wake_all();

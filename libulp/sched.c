@@ -278,6 +278,16 @@ static void switch_to(struct ulp_worker *w, struct ulp_task *from, struct ulp_ta
 	san_arrive(from);
 }
 
+long ulp_live_count(void)
+{
+	long n = atomic_load(&ulp_rt.live_tasks);
+	unsigned i;
+
+	for (i = 0; i < ulp_rt.nworkers; i++)
+		n += __atomic_load_n(&ulp_rt.workers[i]->live, __ATOMIC_RELAXED);
+	return n;
+}
+
 static struct ulp_task *next_ready(struct ulp_worker *w)
 {
 	struct ulp_task *t = inbox_pop(w);
@@ -377,7 +387,7 @@ static void after_exit(void *arg)
 		t->on_exit(t);
 	if (t->stack)
 		ulp_stack_free(w, t);
-	atomic_fetch_sub(&ulp_rt.live_tasks, 1);
+	ulp_live_add(w, -1);
 	/* Last touch of t unless detached: a joiner frees it from here on. */
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner == ULP_JOIN_DETACHED)

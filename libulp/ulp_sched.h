@@ -94,6 +94,10 @@ struct ulp_worker {
 	unsigned nfree_tasks, nfree_stacks;
 	uint64_t rng;
 	uint64_t steals, sleeps;
+	/* Tasks started here minus tasks ended here. Per worker, written only by its own kernel
+	 * thread: a shared counter cost the 2-worker fib run its speedup (bench/fib.c). The sum
+	 * over workers plus ulp_rt.live_tasks is the number of live tasks. */
+	long live;
 	void *sched_stack;
 	struct ulp_task *san_from; /* ASan build: the task we switched away from */
 	void *altstack;            /* alternate signal stack (set up by the ULP layer) */
@@ -110,7 +114,7 @@ struct ulp_runtime {
 	_Atomic int shutdown;
 	_Atomic uint32_t idle_seq;  /* futex word idle workers sleep on */
 	_Atomic int sleepers;
-	_Atomic long live_tasks;    /* ULTs and ULPs not yet ended */
+	_Atomic long live_tasks;    /* tasks started from outside the workers, not yet ended */
 	int accounting;             /* measure cpu_ns per task */
 	size_t page_size;
 	void (*worker_hook)(struct ulp_worker *); /* run on each worker's kernel thread at start */
@@ -153,6 +157,16 @@ void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to);
 /* End the current task: wake its joiner, release its stack (and descriptor if detached), run
  * something else. */
 void ulp_task_exit(struct ulp_task *self, void *ret) __attribute__((noreturn));
+
+/* Count a task as started / ended on the calling worker (or globally outside the workers). */
+static inline void ulp_live_add(struct ulp_worker *w, long d)
+{
+	if (w)
+		__atomic_store_n(&w->live, w->live + d, __ATOMIC_RELAXED);
+	else
+		atomic_fetch_add(&ulp_rt.live_tasks, d);
+}
+long ulp_live_count(void);
 
 /* Wait until t ended (one waiter per task). -EDEADLK for self, -EINVAL when detached or
  * waited for already. */
