@@ -133,7 +133,9 @@ static int pvas_as_flush(struct file *file, fl_owner_t id)
 		/* One thread with a private table left; the group lives on. */
 		return 0;
 	}
-	mutex_lock(&as->lock);
+	/* Killed while waiting: the claims go when the owner is found dead. */
+	if (mutex_lock_killable(&as->lock))
+		return 0;
 	pvas_part_drop(as, task_tgid(current));
 	mutex_unlock(&as->lock);
 	return 0;
@@ -486,22 +488,25 @@ out_free:
 }
 
 /* The /proc/pvas listing; dead owners are reaped first so counts are live. */
-void pvas_as_show_all(struct seq_file *m)
+int pvas_as_show_all(struct seq_file *m)
 {
 	struct pvas_as *as;
 	struct pvas_part *p;
 	unsigned long pvid;
 
-	mutex_lock(&pvas_list_lock);
+	if (mutex_lock_killable(&pvas_list_lock))
+		return -EINTR;
 	list_for_each_entry(as, &pvas_list, node) {
-		mutex_lock(&as->lock);
+		if (mutex_lock_killable(&as->lock))
+			goto intr;
 		pvas_part_reap(as);
 		mutex_unlock(&as->lock);
 	}
 	seq_printf(m, "objects %d partitions %d\n",
 		   atomic_read(&pvas_nr_objects), atomic_read(&pvas_nr_parts));
 	list_for_each_entry(as, &pvas_list, node) {
-		mutex_lock(&as->lock);
+		if (mutex_lock_killable(&as->lock))
+			goto intr;
 		seq_printf(m, "as %u base 0x%llx size 0x%llx count %u refs %ld owned %u creator %d\n",
 			   as->id, as->base, as->part_size, as->count,
 			   file_count(as->file), as->owned, pid_vnr(as->creator));
@@ -512,6 +517,11 @@ void pvas_as_show_all(struct seq_file *m)
 		mutex_unlock(&as->lock);
 	}
 	mutex_unlock(&pvas_list_lock);
+	return 0;
+
+intr:
+	mutex_unlock(&pvas_list_lock);
+	return -EINTR;
 }
 
 int pvas_as_module_init(void)

@@ -46,7 +46,7 @@ struct pvas_as {
 /* pvas_as.c */
 extern const struct file_operations pvas_as_fops;
 long pvas_as_create(void __user *uarg);
-void pvas_as_show_all(struct seq_file *m);
+int pvas_as_show_all(struct seq_file *m);
 int pvas_as_module_init(void);
 void pvas_as_module_exit(void);
 

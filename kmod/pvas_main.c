@@ -41,8 +41,7 @@ static struct miscdevice pvas_misc = {
 
 static int pvas_proc_show(struct seq_file *m, void *v)
 {
-	pvas_as_show_all(m);
-	return 0;
+	return pvas_as_show_all(m);
 }
 
 static struct proc_dir_entry *pvas_proc;
