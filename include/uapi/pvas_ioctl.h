@@ -131,8 +131,12 @@ struct pvas_release {
  * auxv) is built at the top of the partition. The files must also be
  * readable by the caller (their pages end up in its memory). Set-id bits
  * are ignored (AT_SECURE is 0) and there is no credential or LSM exec
- * transition: the program runs as the caller. The partition (except its control block) is reset
- * first; after a failure it is left reset (PROT_NONE).
+ * transition: the program runs as the caller. argv may be 0 or empty:
+ * argc is then 1 with argv[0] = "", as execve does.
+ *
+ * The partition (except its control block) is reset to PROT_NONE first;
+ * after a failure found while mapping it is left reset, a failure found
+ * earlier (files, arguments) leaves it untouched.
  *
  * To start the program, set rsp = sp, rdx = 0 and jump to entry. The
  * partition's free room for mmap emulation starts at mmap_start (the first
@@ -140,12 +144,12 @@ struct pvas_release {
  * stack's guard page.
  *
  * Errors: -ENOENT/-ENOTDIR... no such file; -EACCES no exec or read
- * permission, noexec mount or not a regular file; -ENOEXEC not an x86_64 ELF64 ET_DYN
- * (ET_EXEC: rebuild with -fPIE -pie) or malformed headers; -ELIBBAD bad
- * interpreter; -EFBIG image does not fit its part of the partition;
- * -E2BIG argv/envp over the limits; -ENAMETOOLONG; -EFAULT bad pointer or
- * partition not mapped; -EPERM/-ENOENT partition not owned by the caller;
- * -EXDEV; -EINTR fatal signal.
+ * permission, noexec mount or not a regular file; -ENOEXEC not an x86_64
+ * ELF64 ET_DYN (ET_EXEC: rebuild with -fPIE -pie) or malformed headers;
+ * -ELIBBAD bad interpreter; -EFBIG image does not fit its part of the
+ * partition; -E2BIG argv/envp over the limits; -ENAMETOOLONG; -EFAULT bad
+ * pointer or partition not mapped; -ENOENT partition not owned; -EPERM
+ * owned by another process; -EXDEV; -EINTR fatal signal.
  */
 struct pvas_load {
 	__u32 version;
