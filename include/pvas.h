@@ -29,6 +29,14 @@ int pvas_ulp_switch(int pvid);
 /* Let other ULPs and threads run; the caller goes behind the ready work. */
 int pvas_yield(void);
 
+/* Publish addr under name (< 64 bytes) for the other ULPs of the address space, in any PVAS
+ * task: the space is shared, so the address is usable as it is. -EEXIST: name taken; -ENOSPC:
+ * table full. The name goes away when the exporting ULP's partition is released. */
+int pvas_export(const char *name, void *addr);
+
+/* Look name up. -ENOENT while nobody exported it (retry after pvas_yield to wait for it). */
+int pvas_import(const char *name, void **addr);
+
 #ifdef __cplusplus
 }
 #endif

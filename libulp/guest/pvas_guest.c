@@ -18,6 +18,8 @@ struct guest_ops {
 	int (*get_pvid)(struct cb *cb);
 	int (*yield)(struct cb *cb);
 	int (*switch_to)(struct cb *cb, int pvid);
+	int (*export_addr)(struct cb *cb, const char *name, void *addr);
+	int (*import_addr)(struct cb *cb, const char *name, void **addr);
 };
 struct cb {
 	uint64_t magic;
@@ -63,4 +65,22 @@ int pvas_yield(void)
 	struct cb *cb = find_cb();
 
 	return cb ? cb->ops->yield(cb) : -ENOTSUP;
+}
+
+int pvas_export(const char *name, void *addr)
+{
+	struct cb *cb = find_cb();
+
+	if (!cb)
+		return -ENOTSUP;
+	return cb->ops->version >= 2 ? cb->ops->export_addr(cb, name, addr) : -ENOSYS;
+}
+
+int pvas_import(const char *name, void **addr)
+{
+	struct cb *cb = find_cb();
+
+	if (!cb)
+		return -ENOTSUP;
+	return cb->ops->version >= 2 ? cb->ops->import_addr(cb, name, addr) : -ENOSYS;
 }

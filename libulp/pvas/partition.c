@@ -43,7 +43,10 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 	r->part_size = part_size;
 	r->nparts = (unsigned)(size / part_size);
 	r->used = calloc(r->nparts, 1);
-	if (!r->used) {
+	r->names = calloc(PVAS_MAX_NAMES, sizeof(*r->names));
+	if (!r->used || !r->names) {
+		free(r->used);
+		free(r->names);
 		free(r);
 		return -ENOMEM;
 	}
@@ -53,6 +56,7 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 		if ((unsigned long)p <= -4096UL)
 			ulp_arch_syscall(SYS_munmap, p, (long)size, 0, 0, 0, 0);
 		free(r->used);
+		free(r->names);
 		free(r);
 		return (unsigned long)p > -4096UL && p != -EEXIST ? (int)p : -EADDRINUSE;
 	}
@@ -65,6 +69,7 @@ void pvas_region_destroy(struct pvas_region *r)
 	if (!r)
 		return;
 	ulp_arch_syscall(SYS_munmap, (long)r->base, (long)r->size, 0, 0, 0, 0);
+	free(r->names);
 	free(r->used);
 	free(r);
 }

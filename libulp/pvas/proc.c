@@ -46,11 +46,28 @@ static int guest_switch(struct ulp_cb *cb, int pvid)
 	return 0;
 }
 
+static int guest_export(struct ulp_cb *cb, const char *name, void *addr)
+{
+	return pvas_names_export(cb->region, cb->pvid, name, (uintptr_t)addr);
+}
+
+static int guest_import(struct ulp_cb *cb, const char *name, void **addr)
+{
+	uintptr_t a;
+	int rc = pvas_names_import(cb->region, name, &a);
+
+	if (!rc)
+		*addr = (void *)a;
+	return rc;
+}
+
 static const struct ulp_guest_ops guest_ops = {
-	.version = 1,
+	.version = 2,
 	.get_pvid = guest_get_pvid,
 	.yield = guest_yield,
 	.switch_to = guest_switch,
+	.export_addr = guest_export,
+	.import_addr = guest_import,
 };
 
 /* ---- life cycle ---- */
@@ -201,6 +218,7 @@ int ulp_proc_wait(struct ulp_cb *cb)
 
 void ulp_proc_release(struct ulp_cb *cb)
 {
+	pvas_names_drop(cb->region, cb->pvid);
 	cb->magic = 0;
 	unclaim(cb->region, cb->pvid);
 }

@@ -37,6 +37,8 @@ struct ulp_guest_ops {
 	int (*get_pvid)(struct ulp_cb *cb);
 	int (*yield)(struct ulp_cb *cb);
 	int (*switch_to)(struct ulp_cb *cb, int pvid);
+	int (*export_addr)(struct ulp_cb *cb, const char *name, void *addr);
+	int (*import_addr)(struct ulp_cb *cb, const char *name, void **addr);
 };
 
 struct ulp_extent {
@@ -69,6 +71,16 @@ struct ulp_cb {
 	char path[256];
 };
 
+#define PVAS_NAME_MAX 64
+#define PVAS_MAX_NAMES 4096
+
+/* An address exported by a ULP under a name (pvas_export); plain pointer: the space is shared. */
+struct pvas_name {
+	char name[PVAS_NAME_MAX];
+	uintptr_t addr;
+	int pvid; /* exporter; its names go when its partition is released */
+};
+
 struct pvas_region {
 	uintptr_t base;
 	size_t size, part_size;
@@ -76,7 +88,15 @@ struct pvas_region {
 	uint32_t lock;
 	unsigned char *used; /* nparts bytes */
 	unsigned nused;
+	uint32_t names_lock;
+	unsigned nnames;
+	struct pvas_name *names; /* PVAS_MAX_NAMES */
 };
+
+/* Export/import table (names.c). 0 or -errno; callable from ULP context. */
+int pvas_names_export(struct pvas_region *r, int pvid, const char *name, uintptr_t addr);
+int pvas_names_import(struct pvas_region *r, const char *name, uintptr_t *addr);
+void pvas_names_drop(struct pvas_region *r, int pvid);
 
 /* Reserve a region (base/size/part_size 0: defaults). The region and partition sizes are powers of
  * two, partitions >= 16 MiB, base a multiple of the partition size and of 4 GiB. */

@@ -109,6 +109,11 @@ if expect standalone 0 "$P/pingpong" && grep -q 'not a ULP: pvas_get_pvid=-95' "
 	ok "guest API outside ulpexec returns -ENOTSUP"
 else no "guest API outside ulpexec returns -ENOTSUP"; fi
 
+if expect share 0 "$X" -n 6 "$P/share" && [ "$(lines "read 'hello from rank 0'")" = 5 ] &&
+	grep -q 'rank 0 counter=5' "$T/out"; then
+	ok "an address exported by one ULP is read and written by the others"
+else no "an address exported by one ULP is read and written by the others"; fi
+
 # 8. bad usage is an error, not ignored
 if expect usage 2 "$X" -n 0 /bin/true && grep -q -- "-n" "$T/out" &&
 	expect usage2 2 "$X" --bogus /bin/true && expect help 0 "$X" -h && grep -q usage "$T/out"; then
