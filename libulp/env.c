@@ -114,7 +114,7 @@ int ulp_init(unsigned nworkers)
 		if (!ulp_rt.workers[i])
 			goto nomem_partial;
 		memset(ulp_rt.workers[i], 0, sizeof(struct ulp_worker));
-		if (ulp_worker_init(ulp_rt.workers[i], i) != 0) {
+		if (ulp_worker_init(ulp_rt.workers[i], i, &ulp_rt) != 0) {
 			free(ulp_rt.workers[i]);
 			goto nomem_partial;
 		}
@@ -165,15 +165,15 @@ int ulp_fini(void)
 		return -EPERM;
 	/* A thread that returned is counted until its worker has switched off its stack: give
 	 * threads that are ending a moment (bounded, so a blocked thread still gives -EBUSY). */
-	for (i = 0; ulp_live_count() != 0 && i < FINI_WAIT_ROUNDS; i++) {
+	for (i = 0; ulp_live_count(&ulp_rt) != 0 && i < FINI_WAIT_ROUNDS; i++) {
 		ulp_task_yield(&main_task);
 		if (i > FINI_WAIT_ROUNDS / 2)
 			usleep(1000);
 	}
-	if (ulp_live_count() != 0)
+	if (ulp_live_count(&ulp_rt) != 0)
 		return -EBUSY;
 	atomic_store(&ulp_rt.shutdown, 1);
-	ulp_sched_wake_all();
+	ulp_sched_wake_all(&ulp_rt);
 	for (i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
 	free(main_task.keys);

@@ -156,20 +156,22 @@ int ulp_task_unqueue(struct ulp_task *t)
 {
 	unsigned i;
 
-	for (i = 0; i < ulp_rt.nworkers; i++)
-		if (deque_remove(&ulp_rt.workers[i]->dq, t))
+	struct ulp_runtime *rt = t->worker ? t->worker->rt : &ulp_rt;
+
+	for (i = 0; i < rt->nworkers; i++)
+		if (deque_remove(&rt->workers[i]->dq, t))
 			return 1;
 	return 0;
 }
 
 /* ---- waking idle workers ---- */
 
-static void wake_idle(int all)
+static void wake_idle(struct ulp_runtime *rt, int all)
 {
 	atomic_thread_fence(memory_order_seq_cst); /* pairs with the sleeper's fence */
-	if (atomic_load_explicit(&ulp_rt.sleepers, memory_order_relaxed) > 0) {
-		atomic_fetch_add(&ulp_rt.idle_seq, 1);
-		futex_wake((uint32_t *)&ulp_rt.idle_seq, all ? 0x7fffffff : 1);
+	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) > 0) {
+		atomic_fetch_add(&rt->idle_seq, 1);
+		futex_wake((uint32_t *)&rt->idle_seq, all ? 0x7fffffff : 1);
 	}
 }
 
@@ -197,20 +199,25 @@ static struct ulp_task *inbox_pop(struct ulp_worker *w)
 
 void ulp_task_resume(struct ulp_task *t)
 {
-	struct ulp_worker *w = ulp_worker_self();
+	struct ulp_worker *w = ulp_worker_self(), *to;
 
 	t->state = ULP_READY;
 	if (t->pinned) {
 		inbox_push(t->home, t);
 		if (t->home != w)
-			wake_idle(1); /* only the home worker can take it: wake them all */
+			wake_idle(t->home->rt, 1); /* only the home worker can take it: wake all */
 		return;
 	}
-	if (w)
+	if (w && (!t->worker || t->worker->rt == w->rt)) {
 		ulp_deque_push_bottom(&w->dq, t);
-	else
-		inbox_push(ulp_rt.workers[0], t); /* from a thread outside the runtime */
-	wake_idle(w == NULL);
+		wake_idle(w->rt, 0);
+		return;
+	}
+	/* From outside the runtime, or into another scheduler instance (another PVAS task): the
+	 * worker that ran t last takes it. */
+	to = t->worker ? t->worker : ulp_rt.workers[0];
+	inbox_push(to, t);
+	wake_idle(to->rt, 1);
 }
 
 /* ---- switching ---- */
@@ -256,7 +263,7 @@ static void switch_to(struct ulp_worker *w, struct ulp_task *from, struct ulp_ta
 {
 	uintptr_t tls = to->own_tls ? to->tls : w->host_tls;
 
-	if (ulp_rt.accounting) {
+	if (w->rt->accounting) {
 		uint64_t now = ulp_now_ns();
 		if (from)
 			from->cpu_ns += now - from->run_start_ns;
@@ -278,13 +285,13 @@ static void switch_to(struct ulp_worker *w, struct ulp_task *from, struct ulp_ta
 	san_arrive(from);
 }
 
-long ulp_live_count(void)
+long ulp_live_count(struct ulp_runtime *rt)
 {
-	long n = atomic_load(&ulp_rt.live_tasks);
+	long n = atomic_load(&rt->live_tasks);
 	unsigned i;
 
-	for (i = 0; i < ulp_rt.nworkers; i++)
-		n += __atomic_load_n(&ulp_rt.workers[i]->live, __ATOMIC_RELAXED);
+	for (i = 0; i < rt->nworkers; i++)
+		n += __atomic_load_n(&rt->workers[i]->live, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -318,7 +325,7 @@ static void after_push_top(void *arg)
 	struct ulp_task *t = arg;
 
 	ulp_deque_push_top(&t->worker->dq, t);
-	wake_idle(0);
+	wake_idle(t->worker->rt, 0);
 }
 
 static void after_push_bottom(void *arg)
@@ -326,7 +333,7 @@ static void after_push_bottom(void *arg)
 	struct ulp_task *t = arg;
 
 	ulp_deque_push_bottom(&t->worker->dq, t);
-	wake_idle(0);
+	wake_idle(t->worker->rt, 0);
 }
 
 static void after_resume(void *arg)
@@ -360,7 +367,7 @@ void ulp_task_run_first(struct ulp_task *t)
 		 * everything it creates would run on its worker alone. Queue the child instead. */
 		t->state = ULP_READY;
 		ulp_deque_push_bottom(&self->worker->dq, t);
-		wake_idle(0);
+		wake_idle(self->worker->rt, 0);
 		return;
 	}
 	self->state = ULP_READY;
@@ -387,7 +394,16 @@ static void after_exit(void *arg)
 		t->on_exit(t);
 	if (t->stack)
 		ulp_stack_free(w, t);
-	ulp_live_add(w, -1);
+	if (t->kind == ULP_TASK_ULP) {
+		/* ULPs are counted per instance with an atomic: a PVAS task stops when the count
+		 * reaches zero, which per-worker counters cannot tell without a race. */
+		if (atomic_fetch_sub(&w->rt->live_tasks, 1) == 1 && w->rt->exit_when_idle) {
+			atomic_store(&w->rt->shutdown, 1);
+			ulp_sched_wake_all(w->rt);
+		}
+	} else {
+		ulp_live_add(w, -1);
+	}
 	/* Last touch of t unless detached: a joiner frees it from here on. */
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner == ULP_JOIN_DETACHED)
@@ -411,7 +427,7 @@ void ulp_task_exit(struct ulp_task *self, void *ret)
 
 static struct ulp_task *steal(struct ulp_worker *w)
 {
-	unsigned i, n = ulp_rt.nworkers, start;
+	unsigned i, n = w->rt->nworkers, start;
 	struct ulp_task *t;
 
 	if (n < 2)
@@ -421,7 +437,7 @@ static struct ulp_task *steal(struct ulp_worker *w)
 	w->rng ^= w->rng << 17;
 	start = (unsigned)(w->rng % n);
 	for (i = 0; i < n; i++) {
-		struct ulp_worker *v = ulp_rt.workers[(start + i) % n];
+		struct ulp_worker *v = w->rt->workers[(start + i) % n];
 		if (v == w)
 			continue;
 		t = ulp_deque_steal_top(&v->dq);
@@ -439,8 +455,8 @@ static int work_visible(struct ulp_worker *w)
 
 	if (__atomic_load_n(&w->inbox, __ATOMIC_RELAXED))
 		return 1;
-	for (i = 0; i < ulp_rt.nworkers; i++)
-		if (atomic_load_explicit(&ulp_rt.workers[i]->dq.size, memory_order_relaxed))
+	for (i = 0; i < w->rt->nworkers; i++)
+		if (atomic_load_explicit(&w->rt->workers[i]->dq.size, memory_order_relaxed))
 			return 1;
 	return 0;
 }
@@ -450,6 +466,7 @@ static int work_visible(struct ulp_worker *w)
 /* The scheduler loop of worker w, run as w->sched. Returns at shutdown. */
 static void sched_loop(struct ulp_worker *w)
 {
+	struct ulp_runtime *rt = w->rt;
 	unsigned spins = 0;
 
 	for (;;) {
@@ -462,7 +479,7 @@ static void sched_loop(struct ulp_worker *w)
 			switch_to(w, &w->sched, t, NULL, NULL);
 			continue;
 		}
-		if (atomic_load(&ulp_rt.shutdown))
+		if (atomic_load(&rt->shutdown))
 			return;
 		if (++spins < IDLE_SPINS) {
 			ulp_arch_relax();
@@ -470,14 +487,14 @@ static void sched_loop(struct ulp_worker *w)
 		}
 		/* Sleep. Announce first, then look again, so a producer that pushed before seeing
 		 * the announcement is seen here, and one that pushed after it wakes us. */
-		uint32_t seq = atomic_load(&ulp_rt.idle_seq);
-		atomic_fetch_add(&ulp_rt.sleepers, 1);
+		uint32_t seq = atomic_load(&rt->idle_seq);
+		atomic_fetch_add(&rt->sleepers, 1);
 		atomic_thread_fence(memory_order_seq_cst);
-		if (!work_visible(w) && !atomic_load(&ulp_rt.shutdown)) {
+		if (!work_visible(w) && !atomic_load(&rt->shutdown)) {
 			w->sleeps++;
-			futex_wait((uint32_t *)&ulp_rt.idle_seq, seq);
+			futex_wait((uint32_t *)&rt->idle_seq, seq);
 		}
-		atomic_fetch_sub(&ulp_rt.sleepers, 1);
+		atomic_fetch_sub(&rt->sleepers, 1);
 		spins = 0;
 	}
 }
@@ -503,19 +520,25 @@ void ulp_worker_enter(struct ulp_worker *w)
 		ulp_rt.worker_hook(w);
 }
 
-void ulp_worker_run(struct ulp_worker *w)
+void ulp_worker_loop(struct ulp_worker *w)
 {
-	ulp_worker_enter(w);
 	w->cur = &w->sched;
 	w->sched.worker = w;
 	w->sched.state = ULP_RUNNING;
 	sched_loop(w);
+}
+
+void ulp_worker_run(struct ulp_worker *w)
+{
+	ulp_worker_enter(w);
+	ulp_worker_loop(w);
 	ulp_arch_self_set(NULL);
 }
 
-int ulp_worker_init(struct ulp_worker *w, unsigned id)
+int ulp_worker_init(struct ulp_worker *w, unsigned id, struct ulp_runtime *rt)
 {
 	w->id = id;
+	w->rt = rt;
 	w->rng = 0x9e3779b97f4a7c15ull * (id + 1);
 	w->sched.kind = ULP_TASK_SCHED;
 	w->sched.pinned = 1;
@@ -546,8 +569,8 @@ void ulp_worker_destroy(struct ulp_worker *w, size_t sched_stack_size)
 	raw_munmap(w->dq.buf, w->dq.cap * sizeof(*w->dq.buf));
 }
 
-void ulp_sched_wake_all(void)
+void ulp_sched_wake_all(struct ulp_runtime *rt)
 {
-	atomic_fetch_add(&ulp_rt.idle_seq, 1);
-	futex_wake((uint32_t *)&ulp_rt.idle_seq, 0x7fffffff);
+	atomic_fetch_add(&rt->idle_seq, 1);
+	futex_wake((uint32_t *)&rt->idle_seq, 0x7fffffff);
 }

@@ -78,9 +78,12 @@ struct ulp_deque {
 	_Atomic size_t size;
 };
 
+struct ulp_runtime;
+
 struct ulp_worker {
 	struct ulp_worker *self; /* first: x86_64 reads it as %gs:0 */
 	unsigned id;
+	struct ulp_runtime *rt;  /* the scheduler instance this worker belongs to */
 	struct ulp_task *cur;
 	struct ulp_task sched; /* this worker's scheduler loop */
 	uintptr_t host_tls;    /* the kernel thread's own TLS */
@@ -106,6 +109,11 @@ struct ulp_worker {
 	char pad[64];
 };
 
+/*
+ * A scheduler instance: its workers steal only from each other. ulp_rt is the instance of
+ * ulp_init; every PVAS task (a kernel process in the shared address space) runs one of its own,
+ * so a ULP never leaves its task. stack_size, page_size and worker_hook are read from ulp_rt.
+ */
 struct ulp_runtime {
 	unsigned nworkers;
 	struct ulp_worker **workers;
@@ -116,6 +124,7 @@ struct ulp_runtime {
 	_Atomic int sleepers;
 	_Atomic long live_tasks;    /* tasks started from outside the workers, not yet ended */
 	int accounting;             /* measure cpu_ns per task */
+	int exit_when_idle;         /* a PVAS task: stop once its last ULP ended */
 	size_t page_size;
 	void (*worker_hook)(struct ulp_worker *); /* run on each worker's kernel thread at start */
 };
@@ -166,7 +175,7 @@ static inline void ulp_live_add(struct ulp_worker *w, long d)
 	else
 		atomic_fetch_add(&ulp_rt.live_tasks, d);
 }
-long ulp_live_count(void);
+long ulp_live_count(struct ulp_runtime *rt);
 
 /* Wait until t ended (one waiter per task). -EDEADLK for self, -EINVAL when detached or
  * waited for already. */
@@ -186,12 +195,14 @@ void ulp_stack_free(struct ulp_worker *w, struct ulp_task *t);
 void ulp_stacks_drain(struct ulp_worker *w); /* unmap the cached stacks */
 
 /* Worker set-up (sched.c), used by ulp_init/ulp_fini (env.c). */
-int ulp_worker_init(struct ulp_worker *w, unsigned id);
+int ulp_worker_init(struct ulp_worker *w, unsigned id, struct ulp_runtime *rt);
+/* Run w's scheduler loop on the calling kernel thread until rt shuts down (after enter). */
+void ulp_worker_loop(struct ulp_worker *w);
 int ulp_worker0_sched_stack(struct ulp_worker *w, size_t size);
 void ulp_worker_enter(struct ulp_worker *w);
 void ulp_worker_run(struct ulp_worker *w);
 void ulp_worker_destroy(struct ulp_worker *w, size_t sched_stack_size);
-void ulp_sched_wake_all(void);
+void ulp_sched_wake_all(struct ulp_runtime *rt);
 /* First thing a new task does on its own stack (ASan build: finish the fiber switch). */
 void ulp_task_arrive(struct ulp_task *self);
 

@@ -200,7 +200,7 @@ int ulp_proc_start(struct ulp_cb *cb)
 	if (cb->state != ULP_CB_LOADED)
 		return -EINVAL;
 	cb->state = ULP_CB_RUNNING;
-	ulp_live_add(ulp_worker_self(), 1);
+	atomic_fetch_add(&ulp_rt.live_tasks, 1);
 	ulp_task_resume(&cb->task);
 	return 0;
 }
