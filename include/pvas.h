@@ -9,13 +9,105 @@
  * -ENOTSUP instead of crashing.
  *
  * All functions return 0 or a negative errno code.
+ *
+ * Host API (the launching process, "manager"; link libulp.a -lelf -lpthread): create a PVAS
+ * address space, spawn PVAS tasks (kernel-level processes with their own PID and fd table that
+ * share the address space), put ULPs into them, wait for ULPs and tasks. Names and argument order
+ * follow the User-level Process paper (Shimada et al.); what runtime authors also need (waiting
+ * with an exit status, export/import, a barrier) follows PiP.
  */
 #ifndef PVAS_H
 #define PVAS_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---------------- host API ---------------- */
+
+typedef int pvd_t; /* a PVAS address space descriptor */
+
+#define PVAS_BACKEND_DEFAULT 0 /* kmod when /dev/pvas exists, else user; ULP_BACKEND=user|kmod */
+#define PVAS_BACKEND_USER 1
+#define PVAS_BACKEND_KMOD 2
+
+struct pvas_attr {
+	size_t partition_size; /* power of two >= 16 MiB; 0: 4 GiB */
+	int backend;           /* PVAS_BACKEND_* */
+};
+
+/* Create a PVAS address space: the region is reserved and the syscall trap installed.
+ * -EBUSY: this process has one already (one per process); -EADDRINUSE: the region is taken;
+ * -EINVAL: bad partition size; -ENODEV: the kmod backend was asked for and /dev/pvas is absent. */
+int pvas_create(pvd_t *pvd);
+int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr);
+
+/* Destroy it. -EBUSY while PVAS tasks are alive (not yet waited for); -EBADF: no such pvd. */
+int pvas_destroy(pvd_t pvd);
+/* Kill the live tasks (SIGKILL), reap them, then destroy. */
+int pvas_destroy_force(pvd_t pvd);
+
+struct pvas_task_attr {
+	unsigned workers;  /* kernel threads of the task (0: 1) */
+	const int *cpus;   /* pin worker i to cpus[i % ncpus] (NULL: no pinning) */
+	unsigned ncpus;
+	int accounting;    /* measure CPU time per ULP (pvas_stats) */
+	int hold;          /* keep the task alive until pvas_task_release, even with no ULP */
+};
+
+/*
+ * Spawn a PVAS task whose first ULP, pvid (-1: the lowest free partition), runs file with argv
+ * and envp. Returns the task's PID (> 0) or -errno; the reason of a failed load (file: reason) is
+ * in pvas_errmsg(). The task ends when its last ULP ends.
+ */
+pid_t pvas_spawn(pvd_t pvd, int pvid, const char *file, char *const argv[], char *const envp[]);
+pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
+		      char *const envp[], const struct pvas_task_attr *attr);
+
+/* Start one more ULP (pvid, or -1) in the running task `task`. Returns the pvid or -errno;
+ * -ESRCH: no such live task of this pvd. */
+int pvas_task_exec(pvd_t pvd, pid_t task, int pvid, const char *file, char *const argv[],
+		   char *const envp[]);
+
+/* Drop the hold of a task spawned with attr.hold: it ends once its ULPs have ended. */
+int pvas_task_release(pvd_t pvd, pid_t task);
+
+/*
+ * Wait for ULP pvid (-1: any ULP of this pvd) to end; its partition is then free again.
+ * *status (may be NULL) is a wait(2)-style status: WIFEXITED/WEXITSTATUS, or WIFSIGNALED/WTERMSIG
+ * for a ULP killed by a fault or abort, or whose task was killed. Returns the pvid, or -ECHILD
+ * when there is no such ULP left to wait for.
+ */
+int pvas_wait(pvd_t pvd, int pvid, int *status);
+
+/* Wait for a PVAS task to end (its ULPs' statuses stay for pvas_wait). Returns the PID. */
+pid_t pvas_task_wait(pvd_t pvd, pid_t task, int *status);
+
+/* Send sig to every live task of pvd. */
+int pvas_kill(pvd_t pvd, int sig);
+
+struct pvas_ulp_stats {
+	int pvid;
+	pid_t task;
+	uint64_t switches; /* times it was switched to */
+	uint64_t cpu_ns;   /* with attr.accounting */
+	int ended;
+	int status;        /* wait(2)-style, when ended */
+	char path[256];
+};
+/* Counters of ULP pvid (valid until pvas_wait released it). */
+int pvas_stats(pvd_t pvd, int pvid, struct pvas_ulp_stats *st);
+/* pvas_wait that also returns the ended ULP's counters (st may be NULL). */
+int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st);
+
+/* The message of the last failed call in this thread ("file: reason"). */
+const char *pvas_errmsg(void);
+
+/* ---------------- guest API ---------------- */
 
 /* The caller's PVAS id (its partition number) in *pvid. */
 int pvas_get_pvid(int *pvid);
@@ -28,6 +120,15 @@ int pvas_ulp_switch(int pvid);
 
 /* Let other ULPs and threads run; the caller goes behind the ready work. */
 int pvas_yield(void);
+
+/* Create ULP pvid (-1: any free partition) in the caller's PVAS task running file, and run it
+ * at once; the caller goes on later. Returns the new pvid or -errno (the load is done by the
+ * launching process, which also prints the reason of a failure on stderr). */
+int pvas_ulp_exec(int pvid, const char *file, char *const argv[], char *const envp[]);
+
+/* Wait until `count` ULPs called pvas_barrier with the same name (< 64 bytes), in any task.
+ * Returns 1 in one of them, 0 in the others; -EINVAL when counts disagree. */
+int pvas_barrier(const char *name, int count);
 
 /* Publish addr under name (< 64 bytes) for the other ULPs of the address space, in any PVAS
  * task: the space is shared, so the address is usable as it is. -EEXIST: name taken; -ENOSPC:

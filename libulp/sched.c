@@ -389,21 +389,23 @@ static void after_exit(void *arg)
 {
 	struct ulp_task *t = arg, *joiner;
 	struct ulp_worker *w = t->worker;
+	struct ulp_runtime *rt = w->rt;
 
-	if (t->on_exit)
-		t->on_exit(t);
 	if (t->stack)
 		ulp_stack_free(w, t);
-	if (t->kind == ULP_TASK_ULP) {
-		/* ULPs are counted per instance with an atomic: a PVAS task stops when the count
-		 * reaches zero, which per-worker counters cannot tell without a race. */
-		if (atomic_fetch_sub(&w->rt->live_tasks, 1) == 1 && w->rt->exit_when_idle) {
-			atomic_store(&w->rt->shutdown, 1);
-			ulp_sched_wake_all(w->rt);
+	if (t->on_exit) {
+		/* A ULP: on_exit owns the rest (waking whoever waits, then one final store, after
+		 * which the partition holding t may be unmapped). Only then does the count drop,
+		 * since at zero a PVAS task ends its process. ULPs are counted with an atomic:
+		 * per-worker counters cannot tell "zero" without a race. */
+		t->on_exit(t);
+		if (atomic_fetch_sub(&rt->live_tasks, 1) == 1 && rt->exit_when_idle) {
+			atomic_store(&rt->shutdown, 1);
+			ulp_sched_wake_all(rt);
 		}
-	} else {
-		ulp_live_add(w, -1);
+		return;
 	}
+	ulp_live_add(w, -1);
 	/* Last touch of t unless detached: a joiner frees it from here on. */
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner == ULP_JOIN_DETACHED)

@@ -54,7 +54,9 @@ struct ulp_task {
 	struct ulp_task *next; /* wait queues and free lists */
 	void **keys;           /* ULP_KEYS_MAX slots, allocated on first ulp_key_set */
 	void *owner;           /* the ULP this task belongs to (its control block), or NULL */
-	void (*on_exit)(struct ulp_task *); /* called on the exit path before the task is released */
+	/* Called on the exit path instead of the join hand-over (ULPs): it must wake the waiter
+	 * and make its last touch of the task its final store. */
+	void (*on_exit)(struct ulp_task *);
 	uint64_t switches;     /* times switched to */
 	uint64_t cpu_ns;       /* time spent running (when accounting is on) */
 	uint64_t run_start_ns;

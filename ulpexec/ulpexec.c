@@ -12,15 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmdline.h"
 #include "proc.h"
-
-extern char **environ;
-
-struct segment {
-	long n;
-	char **argv; /* argv[0] = PROG as given */
-	char *path;  /* resolved file */
-};
 
 static void usage(FILE *f)
 {
@@ -38,43 +31,15 @@ static void usage(FILE *f)
 		"(128+signal for a killed ULP); each failed ULP is reported on stderr.\n");
 }
 
-static long parse_count(const char *opt, const char *s, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || v > max) {
-		fprintf(stderr, "ulpexec: %s: '%s' is not a number from 1 to %ld\n", opt, s, max);
-		exit(2);
-	}
-	return v;
-}
-
-/* PROG without a slash is looked up in PATH, as execvp does. */
-static char *resolve(const char *prog)
-{
-	const char *p = getenv("PATH");
-	char buf[4096];
-	struct stat st;
-
-	if (strchr(prog, '/') || !p)
-		return strdup(prog);
-	while (*p) {
-		size_t len = strcspn(p, ":");
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? p : ".", prog);
-		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
-			return strdup(buf);
-		p += len + (p[len] == ':');
-	}
-	return strdup(prog); /* let the loader say what is wrong */
-}
-
 /* Options of one segment; returns the index of PROG. */
-static int parse_segment(int argc, char **argv, struct segment *seg, long *workers,
-			 size_t *psize, int first)
+struct opts {
+	long workers;
+	size_t psize;
+};
+
+static int parse_segment(int argc, char **argv, struct segment *seg, int first, void *ctx)
 {
+	struct opts *o = ctx;
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"partition-size", required_argument, NULL, 'P'},
@@ -91,12 +56,12 @@ static int parse_segment(int argc, char **argv, struct segment *seg, long *worke
 			usage(stdout);
 			exit(0);
 		case 'n':
-			seg->n = parse_count("-n", optarg, 1 << 20);
+			seg->n = cmd_count("ulpexec", "-n", optarg, 1 << 20);
 			break;
 		case 'w':
 			if (!first)
 				goto global_only;
-			*workers = parse_count("-w", optarg, 1024);
+			o->workers = cmd_count("ulpexec", "-w", optarg, 1024);
 			break;
 		case 'P':
 			if (!first)
@@ -107,7 +72,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, long *worke
 						"of at least 16m\n", optarg);
 				exit(2);
 			}
-			*psize = (size_t)v;
+			o->psize = (size_t)v;
 			break;
 		default:
 			usage(stderr);
@@ -125,61 +90,20 @@ global_only:
 	exit(2);
 }
 
-/* The environment of one ULP: ours without ULP_RANK/ULP_SIZE, plus its own. */
-static char **make_env(long rank, long size)
-{
-	size_t n = 0, i, k = 0;
-	char **env;
-
-	while (environ[n])
-		n++;
-	env = calloc(n + 3, sizeof(char *));
-	if (!env)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (strncmp(environ[i], "ULP_RANK=", 9) && strncmp(environ[i], "ULP_SIZE=", 9))
-			env[k++] = environ[i];
-	if (asprintf(&env[k++], "ULP_RANK=%ld", rank) < 0 ||
-	    asprintf(&env[k++], "ULP_SIZE=%ld", size) < 0)
-		return NULL;
-	return env;
-}
-
 int main(int argc, char **argv)
 {
 	struct segment segs[64];
-	int nsegs = 0, i, rc, status = 0, at = 0;
-	long workers = 0, total = 0, rank;
-	size_t psize = 0;
+	struct opts o = {0, 0};
+	int nsegs, i, rc, status = 0;
+	long total = 0, rank;
 	struct pvas_region *region;
 	struct ulp_cb **cbs;
 	char err[512];
 
-	/* Split at ':' into segments, each with its own options. */
-	while (at < argc) {
-		int end = at + 1, prog;
-		char *saved;
-
-		while (end < argc && strcmp(argv[end], ":"))
-			end++;
-		if (nsegs == 64) {
-			fprintf(stderr, "ulpexec: more than 64 programs\n");
-			return 2;
-		}
-		saved = argv[at];
-		argv[at] = "ulpexec";
-		prog = parse_segment(end - at, argv + at, &segs[nsegs], &workers, &psize,
-				     nsegs == 0);
-		argv[at] = saved;
-		segs[nsegs].argv = argv + at + prog;
-		argv[end < argc ? end : argc] = NULL; /* ends this segment's argv */
-		segs[nsegs].path = resolve(segs[nsegs].argv[0]);
-		total += segs[nsegs].n;
-		nsegs++;
-		at = end; /* at ':' (now NULL) or argc; the next segment starts there */
-	}
-
-	rc = pvas_region_create(&region, 0, 0, psize);
+	nsegs = cmd_split("ulpexec", argc, argv, segs, 64, parse_segment, &o);
+	for (i = 0; i < nsegs; i++)
+		total += segs[i].n;
+	rc = pvas_region_create(&region, 0, 0, o.psize);
 	if (rc) {
 		fprintf(stderr, "ulpexec: reserving the PVAS region: %s\n", strerror(-rc));
 		return 1;
@@ -196,7 +120,7 @@ int main(int argc, char **argv)
 			strerror(-rc));
 		return 1;
 	}
-	rc = ulp_init((unsigned)workers);
+	rc = ulp_init((unsigned)o.workers);
 	if (rc) {
 		fprintf(stderr, "ulpexec: starting the workers: %s\n", strerror(-rc));
 		return 1;
@@ -207,7 +131,7 @@ int main(int argc, char **argv)
 		long k;
 
 		for (k = 0; k < segs[i].n; k++, rank++) {
-			char **env = make_env(rank, total);
+			char **env = cmd_rank_env(rank, total, -1);
 
 			rc = env ? ulp_proc_load(region, -1, segs[i].path, segs[i].argv, env,
 						 &cbs[rank], err, sizeof(err))
@@ -233,7 +157,7 @@ int main(int argc, char **argv)
 			if (!status)
 				status = code;
 		}
-		ulp_proc_release(cbs[rank]);
+		ulp_proc_release(cbs[rank], 0);
 	}
 	ulp_fini();
 	pvas_region_destroy(region);

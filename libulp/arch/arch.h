@@ -38,6 +38,10 @@ void ulp_arch_ctx_init(ulp_ctx_t *ctx, void *lo, size_t size, ulp_arch_fn entry,
  * state: registers cleared, the atexit argument zero). Never returns. */
 void ulp_arch_enter_program(uintptr_t entry, uintptr_t sp) __attribute__((noreturn));
 
+/* clone(2) onto stack_top; the child runs fn(arg) and exits its thread with fn's value. Returns the
+ * child's id or -errno. For PVAS tasks and their workers, which share the address space. */
+long ulp_arch_clone(unsigned long flags, void *stack_top, int (*fn)(void *), void *arg);
+
 /* Probe CPU features (e.g. FSGSBASE). Call once before any other function here. */
 void ulp_arch_init(void);
 

@@ -20,6 +20,9 @@ struct guest_ops {
 	int (*switch_to)(struct cb *cb, int pvid);
 	int (*export_addr)(struct cb *cb, const char *name, void *addr);
 	int (*import_addr)(struct cb *cb, const char *name, void **addr);
+	int (*exec)(struct cb *cb, int pvid, const char *file, char *const argv[],
+		    char *const envp[]);
+	int (*barrier)(struct cb *cb, const char *name, int count);
 };
 struct cb {
 	uint64_t magic;
@@ -83,4 +86,22 @@ int pvas_import(const char *name, void **addr)
 	if (!cb)
 		return -ENOTSUP;
 	return cb->ops->version >= 2 ? cb->ops->import_addr(cb, name, addr) : -ENOSYS;
+}
+
+int pvas_ulp_exec(int pvid, const char *file, char *const argv[], char *const envp[])
+{
+	struct cb *cb = find_cb();
+
+	if (!cb)
+		return -ENOTSUP;
+	return cb->ops->version >= 3 ? cb->ops->exec(cb, pvid, file, argv, envp) : -ENOSYS;
+}
+
+int pvas_barrier(const char *name, int count)
+{
+	struct cb *cb = find_cb();
+
+	if (!cb)
+		return -ENOTSUP;
+	return cb->ops->version >= 3 ? cb->ops->barrier(cb, name, count) : -ENOSYS;
 }

@@ -84,3 +84,49 @@ void pvas_names_drop(struct pvas_region *r, int pvid)
 	}
 	ulp_spin_unlock(&r->names_lock);
 }
+
+/* ---- barriers across ULPs ---- */
+
+int pvas_names_barrier(struct ulp_cb *cb, const char *name, int count)
+{
+	struct pvas_region *r = cb->region;
+	struct pvas_bar *b = NULL;
+	struct ulp_task *t, *next;
+	unsigned i;
+
+	if (!name_ok(name) || count < 1)
+		return -EINVAL;
+	ulp_spin_lock(&r->bar_lock);
+	for (i = 0; i < r->nbars && !b; i++)
+		if (!strcmp(r->bars[i].name, name))
+			b = &r->bars[i];
+	if (!b) {
+		if (r->nbars == PVAS_MAX_BARRIERS) {
+			ulp_spin_unlock(&r->bar_lock);
+			return -ENOSPC;
+		}
+		b = &r->bars[r->nbars++];
+		memcpy(b->name, name, strlen(name) + 1);
+		b->count = count;
+	}
+	if (b->count != count) {
+		ulp_spin_unlock(&r->bar_lock);
+		return -EINVAL;
+	}
+	if (++b->arrived < count) {
+		cb->task.next = b->waiters;
+		b->waiters = &cb->task;
+		/* resumed by the last arrival, maybe from another PVAS task */
+		ulp_task_suspend(&cb->task, ulp_after_unlock, &r->bar_lock);
+		return 0;
+	}
+	t = b->waiters;
+	b->waiters = NULL;
+	b->arrived = 0;
+	ulp_spin_unlock(&r->bar_lock);
+	for (; t; t = next) {
+		next = t->next;
+		ulp_task_resume(t);
+	}
+	return 1;
+}

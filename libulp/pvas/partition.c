@@ -44,9 +44,11 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 	r->nparts = (unsigned)(size / part_size);
 	r->used = calloc(r->nparts, 1);
 	r->names = calloc(PVAS_MAX_NAMES, sizeof(*r->names));
-	if (!r->used || !r->names) {
+	r->bars = calloc(PVAS_MAX_BARRIERS, sizeof(*r->bars));
+	if (!r->used || !r->names || !r->bars) {
 		free(r->used);
 		free(r->names);
+		free(r->bars);
 		free(r);
 		return -ENOMEM;
 	}
@@ -57,6 +59,7 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 			ulp_arch_syscall(SYS_munmap, p, (long)size, 0, 0, 0, 0);
 		free(r->used);
 		free(r->names);
+		free(r->bars);
 		free(r);
 		return (unsigned long)p > -4096UL && p != -EEXIST ? (int)p : -EADDRINUSE;
 	}
@@ -70,6 +73,7 @@ void pvas_region_destroy(struct pvas_region *r)
 		return;
 	ulp_arch_syscall(SYS_munmap, (long)r->base, (long)r->size, 0, 0, 0, 0);
 	free(r->names);
+	free(r->bars);
 	free(r->used);
 	free(r);
 }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 
 #include "loader.h"
@@ -40,6 +42,8 @@ static int guest_switch(struct ulp_cb *cb, int pvid)
 		return 0;
 	if (!cb->region->used[pvid] || to->magic != ULP_CB_MAGIC || to->state != ULP_CB_RUNNING)
 		return -ESRCH;
+	if (to->ptask != cb->ptask)
+		return -EPERM; /* another PVAS task: another process, it cannot run here */
 	if (!ulp_task_unqueue(&to->task))
 		return -EAGAIN; /* running on another worker, or blocked */
 	ulp_task_yield_to(&cb->task, &to->task);
@@ -62,7 +66,9 @@ static int guest_import(struct ulp_cb *cb, const char *name, void **addr)
 }
 
 static const struct ulp_guest_ops guest_ops = {
-	.version = 2,
+	.version = 3,
+	.exec = pvas_guest_exec,
+	.barrier = pvas_names_barrier,
 	.get_pvid = guest_get_pvid,
 	.yield = guest_yield,
 	.switch_to = guest_switch,
@@ -80,9 +86,21 @@ static void ulp_start(void *arg)
 	ulp_arch_enter_program(cb->entry, cb->sp);
 }
 
+/* Runs on another task's stack once the ULP has left its own. The order matters: after the
+ * store to cb->final the waiter may unmap the partition, control block included. */
 static void ulp_on_exit(struct ulp_task *t)
 {
-	((struct ulp_cb *)t->owner)->state = ULP_CB_EXITED;
+	struct ulp_cb *cb = t->owner;
+	struct pvas_region *r = cb->region;
+	struct ulp_task *joiner;
+
+	__atomic_store_n(&cb->state, ULP_CB_EXITED, __ATOMIC_RELEASE);
+	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
+	if (joiner && joiner != ULP_JOIN_DETACHED)
+		ulp_task_resume(joiner);
+	__atomic_store_n(&cb->final, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add(&r->ended_seq, 1);
+	ulp_arch_syscall(SYS_futex, (long)&r->ended_seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0, 0, 0);
 }
 
 static int claim(struct pvas_region *r, int pvid)
@@ -216,8 +234,13 @@ int ulp_proc_wait(struct ulp_cb *cb)
 	return ulp_task_wait(w->cur, &cb->task);
 }
 
-void ulp_proc_release(struct ulp_cb *cb)
+void ulp_proc_release(struct ulp_cb *cb, int task_dead)
 {
+	/* The exit path may still be finishing on its worker: wait for its final store, unless
+	 * the PVAS task running it is gone (killed). */
+	while (cb->state == ULP_CB_EXITED && !task_dead &&
+	       !__atomic_load_n(&cb->final, __ATOMIC_ACQUIRE))
+		sched_yield();
 	pvas_names_drop(cb->region, cb->pvid);
 	cb->magic = 0;
 	unclaim(cb->region, cb->pvid);

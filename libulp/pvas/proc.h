@@ -39,7 +39,15 @@ struct ulp_guest_ops {
 	int (*switch_to)(struct ulp_cb *cb, int pvid);
 	int (*export_addr)(struct ulp_cb *cb, const char *name, void *addr);
 	int (*import_addr)(struct ulp_cb *cb, const char *name, void **addr);
+	int (*exec)(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
+		    char *const envp[]);
+	int (*barrier)(struct ulp_cb *cb, const char *name, int count);
 };
+
+/* Guest ops implemented with the API (api.c) and the name tables (names.c). */
+int pvas_guest_exec(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
+		    char *const envp[]);
+int pvas_names_barrier(struct ulp_cb *cb, const char *name, int count);
 
 struct ulp_extent {
 	uintptr_t lo, hi;
@@ -65,6 +73,8 @@ struct ulp_cb {
 	int exit_status;      /* exit code, valid when state == EXITED and !term_sig */
 	int term_sig;         /* killed by this signal (0: exited) */
 	uintptr_t fault_addr, fault_pc;
+	int final;            /* 1 once the exit path is done with this control block */
+	void *ptask;          /* the PVAS task it runs in (NULL: the launching process) */
 	unsigned std_closed;  /* fds 0-2 this ULP closed (kept open for the others) */
 	int rank;             /* for the tools: ULP_RANK */
 	void *user;           /* for the owner of the ULP */
@@ -81,6 +91,15 @@ struct pvas_name {
 	int pvid; /* exporter; its names go when its partition is released */
 };
 
+#define PVAS_MAX_BARRIERS 256
+
+/* A barrier across ULPs (pvas_barrier), named; the waiting ULPs are suspended on it. */
+struct pvas_bar {
+	char name[PVAS_NAME_MAX];
+	int count, arrived;
+	struct ulp_task *waiters;
+};
+
 struct pvas_region {
 	uintptr_t base;
 	size_t size, part_size;
@@ -91,6 +110,11 @@ struct pvas_region {
 	uint32_t names_lock;
 	unsigned nnames;
 	struct pvas_name *names; /* PVAS_MAX_NAMES */
+	_Atomic uint32_t ended_seq; /* futex: bumped each time a ULP ends */
+	uint32_t bar_lock;
+	unsigned nbars;
+	struct pvas_bar *bars; /* PVAS_MAX_BARRIERS */
+	void *owner;                /* the pvas handle that created it */
 };
 
 /* Export/import table (names.c). 0 or -errno; callable from ULP context. */
@@ -120,8 +144,8 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 int ulp_proc_start(struct ulp_cb *cb);
 /* Wait for the ULP to end (from a runtime thread); the status stays in the control block. */
 int ulp_proc_wait(struct ulp_cb *cb);
-/* Give the partition back (after it ended or was never started). */
-void ulp_proc_release(struct ulp_cb *cb);
+/* Give the partition back (after it ended, was never started, or its task died). */
+void ulp_proc_release(struct ulp_cb *cb, int task_dead);
 /* Wait-status-like code: exit status, or 128 + signal. */
 int ulp_proc_exit_code(const struct ulp_cb *cb);
 /* One line describing how it ended ("exited with status 3", "killed by SIGSEGV at 0x..."). */

@@ -39,6 +39,8 @@
 #define ARCH_GET_GS 0x1004
 
 static struct pvas_region *trap_region;
+static uintptr_t trap_base;
+static size_t trap_size;
 
 /* Syscalls trapped from the region. */
 static const int trapped[] = {
@@ -417,22 +419,23 @@ static int install_filter(struct pvas_region *r)
 	return 0;
 }
 
+/* Raw system calls: this also runs on the workers of PVAS tasks, which have no libc. */
 void ulp_trap_worker_init(struct ulp_worker *w)
 {
 	stack_t ss;
+	long p;
 
 	if (!w->altstack) {
-		w->altstack = mmap(NULL, ULP_ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (w->altstack == MAP_FAILED) {
-			w->altstack = NULL;
+		p = sys(SYS_mmap, 0, ULP_ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (is_err(p))
 			return;
-		}
+		w->altstack = (void *)p;
 	}
 	ss.ss_sp = w->altstack;
 	ss.ss_size = ULP_ALTSTACK_SIZE;
 	ss.ss_flags = 0;
-	sigaltstack(&ss, NULL);
+	sys(SYS_sigaltstack, (long)&ss, 0, 0, 0, 0, 0);
 }
 
 int ulp_trap_install(struct pvas_region *r)
@@ -442,8 +445,13 @@ int ulp_trap_install(struct pvas_region *r)
 	unsigned i;
 	int rc;
 
-	if (trap_region)
-		return trap_region == r ? 0 : -EBUSY;
+	/* A seccomp filter cannot be removed: a later region must lie where the first one did. */
+	if (trap_base) {
+		if (trap_base != r->base || trap_size != r->size)
+			return -EBUSY;
+		trap_region = r;
+		return 0;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sigsys_handler;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
@@ -459,5 +467,7 @@ int ulp_trap_install(struct pvas_region *r)
 	if (rc)
 		return rc;
 	trap_region = r;
+	trap_base = r->base;
+	trap_size = r->size;
 	return 0;
 }

@@ -120,4 +120,36 @@ ulp_arch_enter_program:
 	.cfi_endproc
 	.size	ulp_arch_enter_program, .-ulp_arch_enter_program
 
+/* long ulp_arch_clone(unsigned long flags, void *stack_top, int (*fn)(void *), void *arg)
+ * clone(2) onto a new stack; the child calls fn(arg) and ends with exit(fn's value) (its thread
+ * only: a process child ends its group from fn). Returns the child's id, or -errno. Raw: the
+ * child shares the address space and must not touch the parent's libc state. */
+	.globl	ulp_arch_clone
+	.type	ulp_arch_clone, @function
+	.p2align 4
+ulp_arch_clone:
+	.cfi_startproc
+	andq	$-16, %rsi
+	subq	$16, %rsi
+	movq	%rdx, (%rsi)		/* fn and arg wait on the child's stack */
+	movq	%rcx, 8(%rsi)
+	movl	$56, %eax		/* SYS_clone(flags, newsp, ptid, ctid, tls) */
+	xorl	%edx, %edx
+	xorl	%r10d, %r10d
+	xorl	%r8d, %r8d
+	syscall
+	testq	%rax, %rax
+	jnz	1f
+	xorl	%ebp, %ebp		/* child: on the new stack */
+	popq	%rax
+	popq	%rdi
+	call	*%rax			/* rsp is 16-aligned here */
+	movl	%eax, %edi
+	movl	$60, %eax		/* SYS_exit */
+	syscall
+	ud2
+1:	ret
+	.cfi_endproc
+	.size	ulp_arch_clone, .-ulp_arch_clone
+
 	.section .note.GNU-stack,"",@progbits

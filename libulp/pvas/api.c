@@ -1,0 +1,560 @@
+/* SPDX-License-Identifier: MIT */
+/* The host side of the pvas_* API (include/pvas.h), user-space backend. */
+#include "pvas_int.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pvas.h"
+
+static struct pvas *pvd_table[1]; /* one address space per process: one syscall trap */
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread char errmsg[512];
+
+void pvas_set_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	va_end(ap);
+}
+
+const char *pvas_errmsg(void)
+{
+	return errmsg;
+}
+
+static struct pvas *get(pvd_t pvd)
+{
+	if (pvd < 0 || (size_t)pvd >= sizeof(pvd_table) / sizeof(pvd_table[0]))
+		return NULL;
+	return pvd_table[pvd];
+}
+
+static void futex_wait_ms(_Atomic uint32_t *addr, uint32_t val, long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+/* ---- the request server: loads asked for from inside ULPs ---- */
+
+static void serve_exec(struct pvas *pv, struct pvas_req *rq)
+{
+	struct ulp_cb *from = rq->from, *cb;
+	struct pvas_task *t = from->ptask;
+	char err[512];
+	int rc;
+
+	if (!t) {
+		rq->result = -ENOSYS; /* a ULP of the manager itself (ulpexec): no task to join */
+		ulp_task_resume(&from->task);
+		return;
+	}
+	rc = ulp_proc_load(pv->region, rq->pvid, rq->file, rq->argv, rq->envp, &cb, err,
+			   sizeof(err));
+	if (rc) {
+		fprintf(stderr, "pvas_ulp_exec: %s\n", err);
+		rq->result = rc;
+		ulp_task_resume(&from->task);
+		return;
+	}
+	cb->rank = -1;
+	rq->result = cb->pvid;
+	/* The caller first, then the new ULP: its worker's inbox is LIFO, the new one runs first.
+	 * Nothing of rq is read after the caller is resumed (rq lives on its stack). */
+	ulp_task_resume(&from->task);
+	if (pvas_task_add(t, cb, from->task.worker) != 0)
+		ulp_proc_release(cb, 0); /* cannot happen: the caller keeps the task alive */
+}
+
+static void *server_main(void *arg)
+{
+	struct pvas *pv = arg;
+
+	while (!atomic_load(&pv->stop)) {
+		uint32_t seq = atomic_load(&pv->req_seq);
+		struct pvas_req *rq;
+
+		ulp_spin_lock(&pv->req_lock);
+		rq = pv->reqs;
+		pv->reqs = NULL;
+		ulp_spin_unlock(&pv->req_lock);
+		if (!rq) {
+			futex_wait_ms(&pv->req_seq, seq, 1000);
+			continue;
+		}
+		while (rq) {
+			struct pvas_req *next = rq->next;
+
+			serve_exec(pv, rq);
+			rq = next;
+		}
+	}
+	return NULL;
+}
+
+/* Runs once the requesting ULP is saved (ULP context: no libc). */
+static void post_request(void *arg)
+{
+	struct pvas_req *rq = arg;
+	struct pvas *pv = rq->from->region->owner;
+
+	ulp_spin_lock(&pv->req_lock);
+	rq->next = pv->reqs;
+	pv->reqs = rq;
+	ulp_spin_unlock(&pv->req_lock);
+	atomic_fetch_add(&pv->req_seq, 1);
+	ulp_arch_syscall(SYS_futex, (long)&pv->req_seq, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
+/* Guest op behind pvas_ulp_exec (proc.c's table points here). */
+int pvas_guest_exec(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
+		    char *const envp[])
+{
+	struct pvas_req rq = {NULL, cb, pvid, file, argv, envp, 0};
+
+	if (!cb->region->owner)
+		return -ENOSYS; /* not started through pvas_create (ulpexec) */
+	if (!file || !argv)
+		return -EINVAL;
+	ulp_task_suspend(&cb->task, post_request, &rq);
+	return rq.result;
+}
+
+/* ---- address spaces ---- */
+
+int pvas_create(pvd_t *pvd)
+{
+	return pvas_create_attr(pvd, NULL);
+}
+
+static int pick_backend(const struct pvas_attr *attr)
+{
+	const char *env = getenv("ULP_BACKEND");
+	int b = attr ? attr->backend : PVAS_BACKEND_DEFAULT;
+
+	if (b == PVAS_BACKEND_DEFAULT && env) {
+		if (!strcmp(env, "user"))
+			b = PVAS_BACKEND_USER;
+		else if (!strcmp(env, "kmod"))
+			b = PVAS_BACKEND_KMOD;
+		else
+			return -EINVAL;
+	}
+	if (b == PVAS_BACKEND_KMOD) {
+		if (access("/dev/pvas", R_OK | W_OK) != 0)
+			return -ENODEV;
+		return -ENOSYS; /* the libulp side of /dev/pvas is not written yet */
+	}
+	return PVAS_BACKEND_USER;
+}
+
+int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
+{
+	struct pvas *pv;
+	int rc, backend;
+
+	if (!pvd)
+		return -EINVAL;
+	backend = pick_backend(attr);
+	if (backend < 0) {
+		pvas_set_err(backend == -ENODEV ? "kmod backend: /dev/pvas is absent (load pvas.ko)"
+			     : backend == -ENOSYS ? "kmod backend: not implemented in libulp yet"
+						  : "ULP_BACKEND: expected 'user' or 'kmod'");
+		return backend;
+	}
+	pthread_mutex_lock(&table_lock);
+	if (pvd_table[0]) {
+		pthread_mutex_unlock(&table_lock);
+		pvas_set_err("pvas_create: this process has a PVAS address space already");
+		return -EBUSY;
+	}
+	pv = calloc(1, sizeof(*pv));
+	if (!pv) {
+		pthread_mutex_unlock(&table_lock);
+		return -ENOMEM;
+	}
+	pv->backend = backend;
+	pthread_mutex_init(&pv->lock, NULL);
+	ulp_arch_init();
+	if (!ulp_rt.page_size)
+		ulp_rt.page_size = (size_t)sysconf(_SC_PAGESIZE);
+	rc = pvas_region_create(&pv->region, 0, 0, attr ? attr->partition_size : 0);
+	if (rc) {
+		pvas_set_err("pvas_create: reserving the region: %s", strerror(-rc));
+		goto fail;
+	}
+	pv->region->owner = pv;
+	ulp_rt.worker_hook = ulp_trap_worker_init;
+	rc = ulp_trap_install(pv->region);
+	if (rc) {
+		pvas_set_err("pvas_create: installing the syscall trap: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = -pthread_create(&pv->server, NULL, server_main, pv);
+	if (rc) {
+		pvas_set_err("pvas_create: starting the manager thread: %s", strerror(-rc));
+		goto fail;
+	}
+	pv->server_started = 1;
+	pvd_table[0] = pv;
+	pthread_mutex_unlock(&table_lock);
+	*pvd = 0;
+	return 0;
+fail:
+	if (pv->region)
+		pvas_region_destroy(pv->region);
+	free(pv);
+	pthread_mutex_unlock(&table_lock);
+	return rc;
+}
+
+/* Mark the ULPs of a task that died as killed (they cannot end by themselves any more). */
+static void task_died(struct pvas *pv, struct pvas_task *t, int status)
+{
+	struct pvas_region *r = pv->region;
+	unsigned i;
+
+	t->alive = 0;
+	t->status = status;
+	for (i = 0; i < r->nparts; i++) {
+		struct ulp_cb *cb = pvas_cb(r, (int)i);
+
+		if (!r->used[i] || cb->ptask != t || cb->state == ULP_CB_EXITED)
+			continue;
+		cb->term_sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+		cb->state = ULP_CB_EXITED;
+		cb->final = 1;
+	}
+}
+
+/* Reap tasks that ended; with `block`, wait for task `only`. */
+static void reap(struct pvas *pv, pid_t only, int block)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&pv->lock);
+	for (i = 0; i < pv->ntasks; i++) {
+		struct pvas_task *t = pv->tasks[i];
+		int st;
+		pid_t r;
+
+		if (!t->alive || (only > 0 && t->pid != only))
+			continue;
+		do
+			r = waitpid(t->pid, &st, (block ? 0 : WNOHANG) | __WALL);
+		while (r < 0 && errno == EINTR);
+		if (r == t->pid)
+			task_died(pv, t, st);
+	}
+	pthread_mutex_unlock(&pv->lock);
+}
+
+static int live_tasks(struct pvas *pv)
+{
+	unsigned i;
+	int n = 0;
+
+	reap(pv, 0, 0);
+	pthread_mutex_lock(&pv->lock);
+	for (i = 0; i < pv->ntasks; i++)
+		n += pv->tasks[i]->alive;
+	pthread_mutex_unlock(&pv->lock);
+	return n;
+}
+
+static void destroy(struct pvas *pv)
+{
+	struct pvas_region *r = pv->region;
+	unsigned i;
+
+	atomic_store(&pv->stop, 1);
+	atomic_fetch_add(&pv->req_seq, 1);
+	syscall(SYS_futex, &pv->req_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (pv->server_started)
+		pthread_join(pv->server, NULL);
+	for (i = 0; i < r->nparts; i++)
+		if (r->used[i])
+			ulp_proc_release(pvas_cb(r, (int)i), 1);
+	for (i = 0; i < pv->ntasks; i++)
+		pvas_task_free(pv->tasks[i]);
+	free(pv->tasks);
+	pvas_region_destroy(r);
+	pthread_mutex_destroy(&pv->lock);
+	free(pv);
+	pvd_table[0] = NULL;
+}
+
+int pvas_destroy(pvd_t pvd)
+{
+	struct pvas *pv = get(pvd);
+
+	if (!pv)
+		return -EBADF;
+	if (live_tasks(pv)) {
+		pvas_set_err("pvas_destroy: PVAS tasks are still running");
+		return -EBUSY;
+	}
+	destroy(pv);
+	return 0;
+}
+
+int pvas_destroy_force(pvd_t pvd)
+{
+	struct pvas *pv = get(pvd);
+
+	if (!pv)
+		return -EBADF;
+	pvas_kill(pvd, SIGKILL);
+	reap(pv, 0, 1);
+	destroy(pv);
+	return 0;
+}
+
+int pvas_kill(pvd_t pvd, int sig)
+{
+	struct pvas *pv = get(pvd);
+	unsigned i;
+
+	if (!pv)
+		return -EBADF;
+	pthread_mutex_lock(&pv->lock);
+	for (i = 0; i < pv->ntasks; i++)
+		if (pv->tasks[i]->alive)
+			kill(pv->tasks[i]->pid, sig);
+	pthread_mutex_unlock(&pv->lock);
+	return 0;
+}
+
+/* ---- tasks and ULPs ---- */
+
+static int load(struct pvas *pv, int pvid, const char *file, char *const argv[],
+		char *const envp[], struct ulp_cb **cb)
+{
+	char err[512];
+	int rc;
+
+	if (!file || !argv) {
+		pvas_set_err("pvas: no program or no argv");
+		return -EINVAL;
+	}
+	rc = ulp_proc_load(pv->region, pvid, file, argv, envp ? envp : (char *const[]){NULL}, cb,
+			   err, sizeof(err));
+	if (rc)
+		pvas_set_err("%s", err);
+	else
+		(*cb)->rank = -1;
+	return rc;
+}
+
+pid_t pvas_spawn(pvd_t pvd, int pvid, const char *file, char *const argv[], char *const envp[])
+{
+	return pvas_spawn_attr(pvd, pvid, file, argv, envp, NULL);
+}
+
+pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
+		      char *const envp[], const struct pvas_task_attr *attr)
+{
+	struct pvas *pv = get(pvd);
+	struct pvas_task *t;
+	struct ulp_cb *cb;
+	int rc;
+
+	if (!pv)
+		return -EBADF;
+	rc = load(pv, pvid, file, argv, envp, &cb);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&pv->lock);
+	if (pv->ntasks == pv->cap) {
+		unsigned cap = pv->cap ? pv->cap * 2 : 16;
+		struct pvas_task **n = realloc(pv->tasks, cap * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&pv->lock);
+			ulp_proc_release(cb, 1);
+			return -ENOMEM;
+		}
+		pv->tasks = n;
+		pv->cap = cap;
+	}
+	rc = pvas_task_create(pv, attr, cb, &t);
+	if (rc) {
+		pthread_mutex_unlock(&pv->lock);
+		pvas_set_err("pvas_spawn: %s: creating the task: %s", file, strerror(-rc));
+		ulp_proc_release(cb, 1);
+		return rc;
+	}
+	pv->tasks[pv->ntasks++] = t;
+	pthread_mutex_unlock(&pv->lock);
+	return t->pid;
+}
+
+static struct pvas_task *find_task(struct pvas *pv, pid_t pid)
+{
+	struct pvas_task *t = NULL;
+	unsigned i;
+
+	pthread_mutex_lock(&pv->lock);
+	for (i = 0; i < pv->ntasks && !t; i++)
+		if (pv->tasks[i]->pid == pid)
+			t = pv->tasks[i];
+	pthread_mutex_unlock(&pv->lock);
+	return t;
+}
+
+int pvas_task_exec(pvd_t pvd, pid_t task, int pvid, const char *file, char *const argv[],
+		   char *const envp[])
+{
+	struct pvas *pv = get(pvd);
+	struct pvas_task *t;
+	struct ulp_cb *cb;
+	int rc;
+
+	if (!pv)
+		return -EBADF;
+	t = find_task(pv, task);
+	if (!t || !t->alive) {
+		pvas_set_err("pvas_task_exec: no live PVAS task %d", (int)task);
+		return -ESRCH;
+	}
+	rc = load(pv, pvid, file, argv, envp, &cb);
+	if (rc)
+		return rc;
+	rc = pvas_task_add(t, cb, NULL);
+	if (rc) {
+		pvas_set_err("pvas_task_exec: PVAS task %d has ended", (int)task);
+		ulp_proc_release(cb, 1);
+		return rc;
+	}
+	return cb->pvid;
+}
+
+int pvas_task_release(pvd_t pvd, pid_t task)
+{
+	struct pvas *pv = get(pvd);
+	struct pvas_task *t = pv ? find_task(pv, task) : NULL;
+
+	if (!pv)
+		return -EBADF;
+	if (!t)
+		return -ESRCH;
+	pvas_task_unhold(t);
+	return 0;
+}
+
+static int wait_status(const struct ulp_cb *cb)
+{
+	return cb->term_sig ? cb->term_sig & 0x7f : (cb->exit_status & 0xff) << 8;
+}
+
+/* A ULP of pv that has not been waited for: 1 ended, 0 running, -1 none here. */
+static int state_of(struct pvas *pv, int pvid)
+{
+	struct pvas_region *r = pv->region;
+	struct ulp_cb *cb = pvas_cb(r, pvid);
+
+	if (!r->used[pvid] || cb->magic != ULP_CB_MAGIC || !cb->ptask)
+		return -1;
+	if (__atomic_load_n(&cb->state, __ATOMIC_ACQUIRE) == ULP_CB_EXITED)
+		return 1;
+	return cb->state == ULP_CB_RUNNING ? 0 : -1;
+}
+
+int pvas_wait(pvd_t pvd, int pvid, int *status)
+{
+	return pvas_wait_stats(pvd, pvid, status, NULL);
+}
+
+static void fill_stats(struct ulp_cb *cb, int pvid, struct pvas_ulp_stats *st);
+
+int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st)
+{
+	struct pvas *pv = get(pvd);
+	struct pvas_region *r;
+
+	if (!pv)
+		return -EBADF;
+	r = pv->region;
+	if (pvid < -1 || (pvid >= 0 && (unsigned)pvid >= r->nparts))
+		return -EINVAL;
+	for (;;) {
+		uint32_t seq = atomic_load(&r->ended_seq);
+		int pending = 0, s;
+		unsigned i, lo = pvid < 0 ? 0 : (unsigned)pvid, hi = pvid < 0 ? r->nparts : lo + 1;
+
+		reap(pv, 0, 0);
+		for (i = lo; i < hi; i++) {
+			s = state_of(pv, (int)i);
+			if (s < 0)
+				continue;
+			if (s == 0) {
+				pending = 1;
+				continue;
+			}
+			struct ulp_cb *cb = pvas_cb(r, (int)i);
+			if (status)
+				*status = wait_status(cb);
+			if (st)
+				fill_stats(cb, (int)i, st);
+			ulp_proc_release(cb, !((struct pvas_task *)cb->ptask)->alive);
+			return (int)i;
+		}
+		if (!pending)
+			return -ECHILD;
+		futex_wait_ms(&r->ended_seq, seq, 50); /* wakes at each ULP end; polls task deaths */
+	}
+}
+
+pid_t pvas_task_wait(pvd_t pvd, pid_t task, int *status)
+{
+	struct pvas *pv = get(pvd);
+	struct pvas_task *t;
+
+	if (!pv)
+		return -EBADF;
+	t = find_task(pv, task);
+	if (!t)
+		return -ECHILD;
+	if (t->alive)
+		reap(pv, task, 1);
+	if (status)
+		*status = t->status;
+	return task;
+}
+
+int pvas_stats(pvd_t pvd, int pvid, struct pvas_ulp_stats *st)
+{
+	struct pvas *pv = get(pvd);
+
+	if (!pv || !st)
+		return pv ? -EINVAL : -EBADF;
+	if (pvid < 0 || (unsigned)pvid >= pv->region->nparts || state_of(pv, pvid) < 0)
+		return -ESRCH;
+	fill_stats(pvas_cb(pv->region, pvid), pvid, st);
+	return 0;
+}
+
+static void fill_stats(struct ulp_cb *cb, int pvid, struct pvas_ulp_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->pvid = pvid;
+	st->task = ((struct pvas_task *)cb->ptask)->pid;
+	st->switches = cb->task.switches;
+	st->cpu_ns = cb->task.cpu_ns;
+	st->ended = cb->state == ULP_CB_EXITED;
+	st->status = st->ended ? wait_status(cb) : 0;
+	snprintf(st->path, sizeof(st->path), "%s", cb->path);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* Command-line pieces shared by ulpexec and ulpspawn: MPMD segments, PATH lookup, rank env. */
+#ifndef ULP_CMDLINE_H
+#define ULP_CMDLINE_H
+
+struct segment {
+	long n;      /* copies (-n) */
+	char **argv; /* argv[0] = PROG as given; NULL-terminated */
+	char *path;  /* PROG resolved through PATH */
+};
+
+/* Options of one segment: parse argv[0..argc) (argv[0] is the tool name), fill seg->n, and
+ * return the index of PROG. first: this is the first segment (global options allowed). */
+typedef int (*cmd_parse_fn)(int argc, char **argv, struct segment *seg, int first, void *ctx);
+
+/* Split argv at ':' into at most max segments. Returns their count; exits 2 on bad usage. */
+int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int max,
+	      cmd_parse_fn parse, void *ctx);
+
+/* A number from 1 to max, or exit 2 with a message naming the option. */
+long cmd_count(const char *tool, const char *opt, const char *s, long max);
+
+/* PROG without a slash is looked up in PATH, as execvp does. */
+char *cmd_resolve(const char *prog);
+
+/* The environment of one ULP: ours without ULP_RANK/ULP_SIZE/ULP_TASK, plus rank and size, and
+ * the task number when task >= 0. NULL when out of memory. */
+char **cmd_rank_env(long rank, long size, long task);
+
+#endif
