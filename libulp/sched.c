@@ -23,7 +23,9 @@ uint64_t ulp_now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO; touches errno only on failure */
+	/* A raw system call, not libc's vDSO wrapper: Debian's libc reads the stack-protector
+	 * canary through fs, and PVAS task workers run with fs = 0. Accounting is opt-in. */
+	ulp_arch_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

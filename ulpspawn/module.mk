@@ -1,0 +1,7 @@
+ifeq ($(ARCH),x86_64)
+$(O)/ulpspawn/ulpspawn.o: CPPFLAGS += -Iulpexec
+$(O)/bin/ulpspawn: $(O)/ulpspawn/ulpspawn.o $(O)/ulpexec/cmdline.o $(O)/libulp.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_ULP)
+ALL_TARGETS += $(O)/bin/ulpspawn
+endif
