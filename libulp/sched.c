@@ -199,6 +199,24 @@ static struct ulp_task *inbox_pop(struct ulp_worker *w)
 	return t;
 }
 
+void ulp_task_resume_pair(struct ulp_task *first, struct ulp_task *then)
+{
+	struct ulp_worker *w = first->worker;
+
+	if (!w || w != then->worker || first->pinned || then->pinned) {
+		ulp_task_resume(then);
+		ulp_task_resume(first);
+		return;
+	}
+	first->state = then->state = ULP_READY;
+	ulp_spin_lock(&w->inbox_lock);
+	then->next = w->inbox;
+	first->next = then;
+	w->inbox = first;
+	ulp_spin_unlock(&w->inbox_lock);
+	wake_idle(w->rt, 1);
+}
+
 void ulp_task_resume(struct ulp_task *t)
 {
 	struct ulp_worker *w = ulp_worker_self(), *to;

@@ -151,6 +151,11 @@ void ulp_task_run_first(struct ulp_task *t);
  * woken. Safe from any worker and from non-runtime threads. */
 void ulp_task_resume(struct ulp_task *t);
 
+/* Make two tasks of the same worker runnable at once through its inbox, `first` to run before
+ * `then` (no idle worker can take `then` in between). For pvas_ulp_exec: the new ULP, then the
+ * caller. */
+void ulp_task_resume_pair(struct ulp_task *first, struct ulp_task *then);
+
 /*
  * Suspend the current task `self`. Once its context is saved and we run on the next task's stack,
  * after(arg) runs: that is where the task is published (queued somewhere, a lock released), so no

@@ -71,12 +71,17 @@ static void serve_exec(struct pvas *pv, struct pvas_req *rq)
 		return;
 	}
 	cb->rank = -1;
-	rq->result = cb->pvid;
-	/* The caller first, then the new ULP: its worker's inbox is LIFO, the new one runs first.
-	 * Nothing of rq is read after the caller is resumed (rq lives on its stack). */
-	ulp_task_resume(&from->task);
-	if (pvas_task_add(t, cb, from->task.worker) != 0)
+	/* Counted while the caller still holds the task open; then both are queued at once, the
+	 * new ULP to run first. Nothing of rq or of the caller is touched once it is resumed: it
+	 * may end, and its partition go, at once. */
+	if (pvas_task_adopt(t, cb, from->task.worker) != 0) {
 		ulp_proc_release(cb, 0); /* cannot happen: the caller keeps the task alive */
+		rq->result = -ESRCH;
+		ulp_task_resume(&from->task);
+		return;
+	}
+	rq->result = cb->pvid;
+	ulp_task_resume_pair(&cb->task, &from->task);
 }
 
 static void *server_main(void *arg)
@@ -232,7 +237,7 @@ static void task_died(struct pvas *pv, struct pvas_task *t, int status)
 	for (i = 0; i < r->nparts; i++) {
 		struct ulp_cb *cb = pvas_cb(r, (int)i);
 
-		if (!r->used[i] || cb->ptask != t || cb->state == ULP_CB_EXITED)
+		if (!pvas_part_ready(r, (int)i) || cb->ptask != t || cb->state == ULP_CB_EXITED)
 			continue;
 		cb->term_sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
 		cb->state = ULP_CB_EXITED;
@@ -466,7 +471,7 @@ static int state_of(struct pvas *pv, int pvid)
 	struct pvas_region *r = pv->region;
 	struct ulp_cb *cb = pvas_cb(r, pvid);
 
-	if (!r->used[pvid] || cb->magic != ULP_CB_MAGIC || !cb->ptask)
+	if (!pvas_part_ready(r, pvid) || cb->magic != ULP_CB_MAGIC || !cb->ptask)
 		return -1;
 	if (__atomic_load_n(&cb->state, __ATOMIC_ACQUIRE) == ULP_CB_EXITED)
 		return 1;

@@ -92,7 +92,7 @@ struct ulp_cb *pvas_cb_of_addr(struct pvas_region *r, uintptr_t addr)
 	if (!r || addr < r->base || addr >= r->base + r->size)
 		return NULL;
 	pvid = (int)((addr - r->base) / r->part_size);
-	return r->used[pvid] ? pvas_cb(r, pvid) : NULL;
+	return pvas_part_ready(r, pvid) ? pvas_cb(r, pvid) : NULL;
 }
 
 /* ---- mmap area ---- */

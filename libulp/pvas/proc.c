@@ -40,7 +40,8 @@ static int guest_switch(struct ulp_cb *cb, int pvid)
 		return -EINVAL;
 	if (to == cb)
 		return 0;
-	if (!cb->region->used[pvid] || to->magic != ULP_CB_MAGIC || to->state != ULP_CB_RUNNING)
+	if (!pvas_part_ready(cb->region, pvid) || to->magic != ULP_CB_MAGIC ||
+	    to->state != ULP_CB_RUNNING)
 		return -ESRCH;
 	if (to->ptask != cb->ptask)
 		return -EPERM; /* another PVAS task: another process, it cannot run here */
@@ -122,7 +123,7 @@ static int claim(struct pvas_region *r, int pvid)
 				rc = (int)i;
 	}
 	if (rc >= 0) {
-		r->used[rc] = 1;
+		r->used[rc] = PVAS_PART_CLAIMED;
 		r->nused++;
 	}
 	ulp_spin_unlock(&r->lock);
@@ -209,6 +210,7 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 			  ulp_start, cb);
 	cb->state = ULP_CB_LOADED;
 	cb->magic = ULP_CB_MAGIC;
+	__atomic_store_n(&r->used[pvid], PVAS_PART_READY, __ATOMIC_RELEASE);
 	*out = cb;
 	return 0;
 }

@@ -93,6 +93,13 @@ struct pvas_name {
 
 #define PVAS_MAX_BARRIERS 256
 
+/* Partition states: a claimed partition is being loaded and its control block may not be mapped
+ * yet; only a ready one may be looked at by others. */
+#define PVAS_PART_FREE 0
+#define PVAS_PART_CLAIMED 1
+#define PVAS_PART_READY 2
+
+
 /* A barrier across ULPs (pvas_barrier), named; the waiting ULPs are suspended on it. */
 struct pvas_bar {
 	char name[PVAS_NAME_MAX];
@@ -105,7 +112,7 @@ struct pvas_region {
 	size_t size, part_size;
 	unsigned nparts;
 	uint32_t lock;
-	unsigned char *used; /* nparts bytes */
+	unsigned char *used; /* nparts bytes: PVAS_PART_FREE / _CLAIMED / _READY */
 	unsigned nused;
 	uint32_t names_lock;
 	unsigned nnames;
@@ -116,6 +123,11 @@ struct pvas_region {
 	struct pvas_bar *bars; /* PVAS_MAX_BARRIERS */
 	void *owner;                /* the pvas handle that created it */
 };
+
+static inline int pvas_part_ready(const struct pvas_region *r, int pvid)
+{
+	return __atomic_load_n(&r->used[pvid], __ATOMIC_ACQUIRE) == PVAS_PART_READY;
+}
 
 /* Export/import table (names.c). 0 or -errno; callable from ULP context. */
 int pvas_names_export(struct pvas_region *r, int pvid, const char *name, uintptr_t addr);

@@ -57,6 +57,8 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 		     struct pvas_task **out);
 /* Add a loaded ULP to a live task; -ESRCH when the task has ended. From the manager. */
 int pvas_task_add(struct pvas_task *t, struct ulp_cb *cb, struct ulp_worker *near);
+/* The same without queueing it yet: counted (so the task cannot end) and placed. */
+int pvas_task_adopt(struct pvas_task *t, struct ulp_cb *cb, struct ulp_worker *near);
 void pvas_task_unhold(struct pvas_task *t);
 void pvas_task_free(struct pvas_task *t);
 

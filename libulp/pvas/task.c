@@ -191,15 +191,23 @@ static int live_inc(struct pvas_task *t)
 	return -ESRCH;
 }
 
-int pvas_task_add(struct pvas_task *t, struct ulp_cb *cb, struct ulp_worker *near)
+int pvas_task_adopt(struct pvas_task *t, struct ulp_cb *cb, struct ulp_worker *near)
 {
 	if (!t->alive || live_inc(t))
 		return -ESRCH;
 	cb->ptask = t;
 	cb->task.worker = near ? near : t->rt.workers[t->next_worker++ % t->rt.nworkers];
 	cb->state = ULP_CB_RUNNING;
-	ulp_task_resume(&cb->task);
 	return 0;
+}
+
+int pvas_task_add(struct pvas_task *t, struct ulp_cb *cb, struct ulp_worker *near)
+{
+	int rc = pvas_task_adopt(t, cb, near);
+
+	if (!rc)
+		ulp_task_resume(&cb->task);
+	return rc;
 }
 
 void pvas_task_unhold(struct pvas_task *t)
