@@ -39,3 +39,4 @@ endif
 -include tests/loader/module.mk
 -include tests/cross/module.mk
 -include tests/integ/module.mk
+-include tests/pvas/module.mk

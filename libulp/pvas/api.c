@@ -267,16 +267,20 @@ static void reap(struct pvas *pv, pid_t only, int block)
 	pthread_mutex_unlock(&pv->lock);
 }
 
+/* Tasks that still run ULPs. A task whose ULPs all ended is exiting: wait for it. */
 static int live_tasks(struct pvas *pv)
 {
 	unsigned i;
 	int n = 0;
 
 	reap(pv, 0, 0);
-	pthread_mutex_lock(&pv->lock);
-	for (i = 0; i < pv->ntasks; i++)
-		n += pv->tasks[i]->alive;
-	pthread_mutex_unlock(&pv->lock);
+	for (i = 0; i < pv->ntasks; i++) {
+		struct pvas_task *t = pv->tasks[i];
+
+		if (t->alive && atomic_load(&t->rt.live_tasks) == 0)
+			reap(pv, t->pid, 1);
+		n += t->alive;
+	}
 	return n;
 }
 

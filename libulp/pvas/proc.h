@@ -172,6 +172,8 @@ void ulp_mm_take(struct ulp_cb *cb, uintptr_t lo, size_t len);
 
 /* The syscall trap (trap.c): installed once per process, before ULPs run. */
 int ulp_trap_install(struct pvas_region *r);
+/* In a PVAS task's first thread: re-install the trap's signal handlers (raw). */
+void ulp_trap_task_init(void);
 /* Per worker: alternate signal stack for faults (called on each worker's kernel thread). */
 void ulp_trap_worker_init(struct ulp_worker *w);
 

@@ -82,6 +82,7 @@ static int task_main(void *arg)
 	sa.handler = SIG_DFL;
 	for (i = 0; i < sizeof(dfl) / sizeof(dfl[0]); i++)
 		ulp_arch_syscall(SYS_rt_sigaction, dfl[i], (long)&sa, 0, 8, 0, 0);
+	ulp_trap_task_init();
 	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, 8, 0, 0);
 	ulp_arch_tls_set(0);
 	bind_cpu(t, 0);

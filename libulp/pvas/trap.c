@@ -38,6 +38,18 @@
 #define ARCH_GET_FS 0x1003
 #define ARCH_GET_GS 0x1004
 
+/* The kernel's struct sigaction (rt_sigaction), to re-install the handlers raw in PVAS tasks. */
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	unsigned long mask;
+};
+
+static const int owned[] = {SIGSYS, SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+#define NOWNED (sizeof(owned) / sizeof(owned[0]))
+static struct ksigaction saved[NOWNED];
+
 static struct pvas_region *trap_region;
 static uintptr_t trap_base;
 static size_t trap_size;
@@ -419,6 +431,16 @@ static int install_filter(struct pvas_region *r)
 	return 0;
 }
 
+/* In a new PVAS task: the handlers it inherited are whatever the launching process had at clone
+ * time (a test framework may have replaced ours); put the runtime's back, raw. */
+void ulp_trap_task_init(void)
+{
+	unsigned i;
+
+	for (i = 0; i < NOWNED; i++)
+		ulp_arch_syscall(SYS_rt_sigaction, owned[i], (long)&saved[i], 0, 8, 0, 0);
+}
+
 /* Raw system calls: this also runs on the workers of PVAS tasks, which have no libc. */
 void ulp_trap_worker_init(struct ulp_worker *w)
 {
@@ -463,6 +485,9 @@ int ulp_trap_install(struct pvas_region *r)
 	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
 		if (sigaction(faults[i], &sa, NULL) != 0)
 			return -errno;
+	/* Keep them as the kernel has them (libc's restorer included) for ulp_trap_task_init. */
+	for (i = 0; i < NOWNED; i++)
+		ulp_arch_syscall(SYS_rt_sigaction, owned[i], 0, (long)&saved[i], 8, 0, 0);
 	rc = install_filter(r);
 	if (rc)
 		return rc;

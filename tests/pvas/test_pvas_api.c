@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/* The pvas_* host API, user backend. The guest programs come from $ULP_TEST_PROGS. */
+#include "check.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pvas.h"
+
+static char probe[4096], share[4096];
+static char *env0[] = {NULL};
+
+static void paths(void)
+{
+	const char *d = getenv("ULP_TEST_PROGS");
+
+	snprintf(probe, sizeof(probe), "%s/probe", d ? d : "build/tests/integ");
+	snprintf(share, sizeof(share), "%s/share", d ? d : "build/tests/integ");
+}
+
+static pid_t spawn(pvd_t pvd, int pvid, char **argv, char **envp, int hold)
+{
+	struct pvas_task_attr a = {.workers = 1, .hold = hold};
+
+	return pvas_spawn_attr(pvd, pvid, argv[0], argv, envp ? envp : env0, &a);
+}
+
+static void create_destroy_and_bad_descriptors(void **state)
+{
+	char *argv[] = {probe, "exit", "0", NULL};
+	pvd_t pvd, other;
+
+	assert_int_equal(pvas_create(&pvd), 0);
+	assert_int_equal(pvas_create(&other), -EBUSY);
+	assert_int_equal(pvas_destroy(pvd), 0);
+	assert_int_equal(pvas_destroy(pvd), -EBADF);
+	assert_int_equal(pvas_spawn(pvd, 0, probe, argv, env0), -EBADF);
+	assert_int_equal(pvas_wait(pvd, -1, NULL), -EBADF);
+	assert_int_equal(pvas_destroy(7), -EBADF);
+	/* again, after a destroy: the same region and trap are reused */
+	assert_int_equal(pvas_create(&pvd), 0);
+	assert_int_equal(pvas_destroy(pvd), 0);
+}
+
+static void bad_pvid_and_busy_partition_are_refused(void **state)
+{
+	char *argv[] = {probe, "exit", "0", NULL};
+	pvd_t pvd;
+	pid_t t;
+	int st;
+
+	assert_int_equal(pvas_create(&pvd), 0);
+	assert_int_equal(pvas_spawn(pvd, 1 << 20, probe, argv, env0), -EINVAL);
+	assert_non_null(strstr(pvas_errmsg(), "out of range"));
+	t = spawn(pvd, 5, argv, NULL, 1); /* held: pvid 5 stays taken until waited */
+	assert_true(t > 0);
+	assert_int_equal(pvas_task_exec(pvd, t, 5, probe, argv, env0), -EBUSY);
+	assert_non_null(strstr(pvas_errmsg(), "in use"));
+	assert_int_equal(pvas_spawn(pvd, -1, "/nonexistent/prog", argv, env0), -ENOENT);
+	assert_non_null(strstr(pvas_errmsg(), "/nonexistent/prog"));
+	assert_int_equal(pvas_task_exec(pvd, 1, -1, probe, argv, env0), -ESRCH);
+	assert_int_equal(pvas_wait(pvd, 5, &st), 5);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(pvas_task_release(pvd, t), 0);
+	assert_int_equal(pvas_task_wait(pvd, t, &st), t);
+	assert_int_equal(pvas_wait(pvd, -1, NULL), -ECHILD);
+	assert_int_equal(pvas_destroy(pvd), 0);
+}
+
+static void destroy_refuses_live_tasks_unless_forced(void **state)
+{
+	char *argv[] = {probe, "spin", NULL};
+	pvd_t pvd;
+	pid_t t;
+
+	assert_int_equal(pvas_create(&pvd), 0);
+	t = spawn(pvd, -1, argv, NULL, 0);
+	assert_true(t > 0);
+	assert_int_equal(pvas_destroy(pvd), -EBUSY);
+	assert_int_equal(pvas_destroy_force(pvd), 0);
+	assert_int_equal(kill(t, 0), -1); /* reaped: gone */
+}
+
+/* 1000 ULPs over 4 tasks; each exits with its rank % 7. */
+static void thousand_ulps_over_four_tasks_end_with_their_statuses(void **state)
+{
+	enum { N = 1000, T = 4 };
+	static int want[1 << 14];
+	char *argv[] = {probe, "exit", NULL, NULL};
+	char num[16];
+	pid_t tasks[T];
+	pvd_t pvd;
+	int i, st, pvid, seen = 0;
+
+	assert_int_equal(pvas_create(&pvd), 0);
+	argv[2] = num;
+	for (i = 0; i < N; i++) {
+		int k = i * T / N;
+
+		snprintf(num, sizeof(num), "%d", i % 7);
+		if (i * T % N == 0 || i == 0) {
+			if (i == k * N / T) {
+				tasks[k] = spawn(pvd, i, argv, NULL, 1);
+				assert_true(tasks[k] > 0);
+				want[i] = i % 7;
+				continue;
+			}
+		}
+		pvid = pvas_task_exec(pvd, tasks[k], i, probe, argv, env0);
+		assert_int_equal(pvid, i);
+		want[i] = i % 7;
+	}
+	for (i = 0; i < T; i++)
+		assert_int_equal(pvas_task_release(pvd, tasks[i]), 0);
+	while ((pvid = pvas_wait(pvd, -1, &st)) >= 0) {
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), want[pvid]);
+		seen++;
+	}
+	assert_int_equal(pvid, -ECHILD);
+	assert_int_equal(seen, N);
+	for (i = 0; i < T; i++) {
+		assert_int_equal(pvas_task_wait(pvd, tasks[i], &st), tasks[i]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	assert_int_equal(pvas_destroy(pvd), 0);
+}
+
+/* Tasks are processes of their own (distinct PIDs) in one address space: a buffer exported by
+ * a ULP of one task is read and written by ULPs of the others. */
+static void tasks_have_their_own_pids_and_share_memory(void **state)
+{
+	char tmpl[] = "/tmp/pvas-test-XXXXXX", path[256], *argv[] = {probe, "pidfile", path, NULL};
+	char *sargv[] = {share, NULL}, e0[32], e1[32], e2[32];
+	char *envs[3][3] = {{e0, "ULP_SIZE=3", NULL}, {e1, "ULP_SIZE=3", NULL},
+			    {e2, "ULP_SIZE=3", NULL}};
+	pid_t t[3];
+	pvd_t pvd;
+	int i, st, pid;
+	FILE *f;
+
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(path, sizeof(path), "%s/pid", tmpl);
+	assert_int_equal(pvas_create(&pvd), 0);
+	for (i = 0; i < 3; i++) {
+		t[i] = spawn(pvd, i, argv, NULL, 0);
+		assert_true(t[i] > 0 && t[i] != getpid());
+	}
+	while (pvas_wait(pvd, -1, &st) >= 0)
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (i = 0; i < 3; i++) {
+		char p[300];
+
+		snprintf(p, sizeof(p), "%s.%d", path, i);
+		f = fopen(p, "r");
+		assert_non_null(f);
+		assert_int_equal(fscanf(f, "%d", &pid), 1);
+		fclose(f);
+		unlink(p);
+		assert_int_equal(pid, t[i]); /* getpid() in a ULP is its task's PID */
+		pvas_task_wait(pvd, t[i], NULL);
+	}
+	rmdir(tmpl);
+	snprintf(e0, sizeof(e0), "ULP_RANK=0");
+	snprintf(e1, sizeof(e1), "ULP_RANK=1");
+	snprintf(e2, sizeof(e2), "ULP_RANK=2");
+	for (i = 0; i < 3; i++)
+		assert_true((t[i] = spawn(pvd, -1, sargv, envs[i], 0)) > 0);
+	while (pvas_wait(pvd, -1, &st) >= 0)
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (i = 0; i < 3; i++)
+		pvas_task_wait(pvd, t[i], NULL);
+	assert_int_equal(pvas_destroy(pvd), 0);
+}
+
+static void switch_to_a_ulp_of_another_task_is_eperm(void **state)
+{
+	char *spin[] = {probe, "spin", NULL}, *sw[] = {probe, "switch", "0", NULL};
+	pvd_t pvd;
+	pid_t a, b;
+	int st;
+
+	assert_int_equal(pvas_create(&pvd), 0);
+	a = spawn(pvd, 0, spin, NULL, 0);
+	b = spawn(pvd, 1, sw, NULL, 0);
+	assert_true(a > 0 && b > 0);
+	assert_int_equal(pvas_wait(pvd, 1, &st), 1);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), EPERM);
+	assert_int_equal(pvas_kill(pvd, SIGKILL), 0);
+	assert_int_equal(pvas_wait(pvd, 0, &st), 0);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL); /* its task was killed */
+	assert_int_equal(pvas_destroy(pvd), 0);
+}
+
+static void crashing_ulp_ends_alone_in_its_task(void **state)
+{
+	char *crash[] = {probe, "crash", NULL}, *ok[] = {probe, "exit", "3", NULL};
+	pvd_t pvd;
+	pid_t t;
+	int st;
+
+	assert_int_equal(pvas_create(&pvd), 0);
+	t = spawn(pvd, 0, crash, NULL, 1);
+	assert_true(t > 0);
+	assert_int_equal(pvas_task_exec(pvd, t, 1, probe, ok, env0), 1);
+	assert_int_equal(pvas_task_release(pvd, t), 0);
+	assert_int_equal(pvas_wait(pvd, 0, &st), 0);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+	assert_int_equal(pvas_wait(pvd, 1, &st), 1);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+	assert_int_equal(pvas_task_wait(pvd, t, &st), t);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* the task itself ended normally */
+	assert_int_equal(pvas_destroy(pvd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(create_destroy_and_bad_descriptors),
+		cmocka_unit_test(bad_pvid_and_busy_partition_are_refused),
+		cmocka_unit_test(destroy_refuses_live_tasks_unless_forced),
+		cmocka_unit_test(thousand_ulps_over_four_tasks_end_with_their_statuses),
+		cmocka_unit_test(tasks_have_their_own_pids_and_share_memory),
+		cmocka_unit_test(switch_to_a_ulp_of_another_task_is_eperm),
+		cmocka_unit_test(crashing_ulp_ends_alone_in_its_task),
+	};
+	paths();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
