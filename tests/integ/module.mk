@@ -22,7 +22,8 @@ $(INTEG)/exec_nopie: tests/integ/progs/crash.c $(O)/libpvas-guest.a
 ALL_TARGETS += $(INTEG_PROGS)
 
 .PHONY: check-integ
-check-integ: $(INTEG_PROGS) $(O)/bin/ulpexec
+check-integ: $(INTEG_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $(O)/examples/paper/ulpspawn_sample
 	$(Q)$(RUN_TEST) integ-ulpexec sh tests/integ/ulpexec.sh $(O)
+	$(Q)$(RUN_TEST) integ-ulpspawn sh tests/integ/ulpspawn.sh $(O)
 CHECK_TARGETS += check-integ
 endif
