@@ -31,3 +31,39 @@ run-bench-core: $(BENCH_BINS)
 		grep '^BENCH ' $(O)/bench/$$b.out >> $(O)/bench/results.txt || true; \
 	done
 BENCH_TARGETS += run-bench-core
+
+# ULP benchmarks (x86_64, like the ULP layer): harnesses built on libulp's internal API
+# (libulp/pvas/proc.h), as ulpexec is, and the static-pie guests they run. run-bench-ulp prints
+# their BENCH lines and appends them to $(O)/bench/results.txt like run-bench-core.
+ifeq ($(ARCH),x86_64)
+ULP_BENCH_NAMES  := ulp_yield ulp_spawn ulp_mem
+ULP_BENCH_BINS   := $(addprefix $(O)/bench/,$(ULP_BENCH_NAMES))
+ULP_BENCH_GUESTS := $(addprefix $(O)/bench/,ulp_guest_yield ulp_guest_true ulp_guest_nolibc \
+	ulp_guest_idle)
+ULP_BENCH_OBJS   := $(addprefix $(O)/bench/,$(addsuffix .o,$(ULP_BENCH_NAMES) ulp_common))
+$(ULP_BENCH_OBJS): CPPFLAGS += -Ilibulp/pvas -Iloader
+
+$(ULP_BENCH_BINS): $(O)/bench/%: $(O)/bench/%.o $(O)/bench/ulp_common.o $(BENCH_COMMON) \
+		$(O)/libulp.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_ULP)
+
+# Guests: static-pie, linked with the guest library only (as examples/ builds them); the nolibc
+# one without the C runtime's start-up files.
+$(O)/bench/ulp_guest_nolibc: ULP_GUEST_LDFLAGS := -nostartfiles
+$(ULP_BENCH_GUESTS): $(O)/bench/ulp_guest_%: bench/ulp_guest_%.c $(O)/libpvas-guest.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -O2 -g $(WARN) -Iinclude -fPIE -static-pie $(ULP_GUEST_LDFLAGS) -o $@ $^
+
+.PHONY: run-bench-ulp
+run-bench-ulp: $(ULP_BENCH_BINS) $(ULP_BENCH_GUESTS) $(O)/bin/ulpexec $(O)/libulp.a \
+		$(O)/libpvas-guest.a
+	$(Q)for b in $(ULP_BENCH_NAMES); do \
+		echo "== bench/$$b"; \
+		{ $(O)/bench/$$b || echo "bench/$$b: exited with status $$?" >&2; } \
+			| tee $(O)/bench/$$b.out; \
+		grep '^BENCH ' $(O)/bench/$$b.out >> $(O)/bench/results.txt || true; \
+	done
+BENCH_TARGETS += run-bench-ulp
+endif
