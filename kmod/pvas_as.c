@@ -312,7 +312,8 @@ static long pvas_ioc_load(struct pvas_as *as, void __user *uarg)
 	if (err)
 		return err;
 	if (l.flags || !pvas_is_zero(l.reserved, sizeof(l.reserved)) ||
-	    l.pvid >= as->count)
+	    l.pvid >= as->count ||
+	    (l.aux_type && l.aux_type < PVAS_AUX_PRIVATE_MIN))
 		return -EINVAL;
 
 	/* Fail early on a partition that is not ours; checked again below. */
@@ -328,6 +329,8 @@ static long pvas_ioc_load(struct pvas_as *as, void __user *uarg)
 	req.path = u64_to_user_ptr(l.path);
 	req.argv = u64_to_user_ptr(l.argv);
 	req.envp = u64_to_user_ptr(l.envp);
+	req.aux_type = l.aux_type;
+	req.aux_val = l.aux_val;
 	ld = pvas_loader_prepare(&req);
 	if (IS_ERR(ld))
 		return PTR_ERR(ld);

@@ -415,6 +415,8 @@ static int pvas_loader_layout(struct pvas_loader *ld,
 	ai.entry = res->prog_entry;
 	ai.interp_bias = res->interp_bias;
 	ai.execfn = ld->path;
+	ai.aux_type = req->aux_type;
+	ai.aux_val = req->aux_val;
 	return pvas_stack_build(&ld->args, &ai, top, res->stack_low, &res->sp);
 }
 

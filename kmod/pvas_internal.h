@@ -72,6 +72,8 @@ struct pvas_load_req {
 	const char __user *path;
 	const char __user *const __user *argv;
 	const char __user *const __user *envp;
+	u64 aux_type;			/* 0, or an extra auxv entry */
+	u64 aux_val;
 };
 
 struct pvas_load_result {
@@ -106,6 +108,8 @@ struct pvas_auxv_info {
 	u64 entry;
 	u64 interp_bias;
 	const char *execfn;		/* kernel copy of the path */
+	u64 aux_type;			/* 0, or an extra entry before AT_NULL */
+	u64 aux_val;
 };
 
 int pvas_args_copy(struct pvas_args *a, const struct pvas_load_req *req,

@@ -155,6 +155,8 @@ static size_t pvas_fill_auxv(u64 *v, const struct pvas_auxv_info *ai,
 			    HWCAP2_FSGSBASE : 0);
 	PVAS_AUX(AT_EXECFN, execfn);
 	PVAS_AUX(AT_PLATFORM, platform);
+	if (ai->aux_type)
+		PVAS_AUX(ai->aux_type, ai->aux_val);
 	PVAS_AUX(AT_NULL, 0);
 #undef PVAS_AUX
 	return n;

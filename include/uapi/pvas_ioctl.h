@@ -69,6 +69,7 @@
 	((s) / 8 < PVAS_STACK_SIZE_MAX ? (s) / 8 : PVAS_STACK_SIZE_MAX)
 
 /* Limits of PVAS_IOC_LOAD. */
+#define PVAS_AUX_PRIVATE_MIN	0x1000	/* extra auxv types start here */
 #define PVAS_PATH_MAX		4096	/* path, NUL included */
 #define PVAS_ARG_STRLEN_MAX	(128 << 10)	/* one argv/envp string */
 #define PVAS_ARGC_MAX		(1 << 16)	/* argv and envp entries each */
@@ -138,6 +139,9 @@ struct pvas_release {
  * after a failure found while mapping it is left reset, a failure found
  * earlier (files, arguments) leaves it untouched.
  *
+ * aux_type/aux_val add one private auxv entry (libulp passes the address of
+ * the partition's control block this way); a type below
+ * PVAS_AUX_PRIVATE_MIN gives -EINVAL, so no standard entry can be forged.
  * To start the program, set rsp = sp, rdx = 0 and jump to entry. The
  * partition's free room for mmap emulation starts at mmap_start (the first
  * page above the interpreter, or part_size / 2 without one) and ends at the
@@ -159,7 +163,9 @@ struct pvas_load {
 	__u64 path;		/* in: const char * */
 	__u64 argv;		/* in: const char *const[], NULL-terminated */
 	__u64 envp;		/* in: same; 0 = empty environment */
-	__u64 reserved[4];	/* zero */
+	__u64 aux_type;		/* in: 0, or one extra auxv entry of this */
+	__u64 aux_val;		/* type (>= PVAS_AUX_PRIVATE_MIN) and value */
+	__u64 reserved[2];	/* zero */
 	/* out */
 	__u64 entry;		/* where to jump: ld.so entry, or the program's */
 	__u64 sp;		/* initial stack pointer, points at argc */

@@ -171,7 +171,10 @@ void test_load_bad_args(void)
 	l.flags = 2;
 	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EINVAL);
 	l = load_args(prog, argv, NULL);
-	l.reserved[3] = 1;
+	l.reserved[1] = 1;
+	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EINVAL);
+	l = load_args(prog, argv, NULL);
+	l.aux_type = 7; /* AT_BASE: a standard entry cannot be added */
 	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), -EINVAL);
 	l = load_args(prog, argv, NULL);
 	l.pvid = T_COUNT;
@@ -183,6 +186,25 @@ void test_load_bad_args(void)
 	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), 0);
 	CHECK_EQ(*(uint64_t *)(uintptr_t)l.sp, 1);
 	CHECK_EQ(**(char **)(uintptr_t)(l.sp + 8), 0);
+
+	/* One private auxv entry (libulp's control block address) lands before AT_NULL. */
+	{
+		uint64_t *v;
+		int found = 0;
+
+		l = load_args(prog, NULL, NULL);
+		l.aux_type = 0x50564153;
+		l.aux_val = 0x1234;
+		CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), 0);
+		v = (uint64_t *)(uintptr_t)l.sp;
+		v += 1 + v[0] + 1; /* argc, argv, NULL */
+		while (*v)
+			v++;	   /* envp */
+		for (v++; v[0] != 0; v += 2)
+			if (v[0] == 0x50564153 && v[1] == 0x1234)
+				found = 1;
+		CHECK_EQ(found, 1);
+	}
 	l = load_args(prog, argv, NULL);
 	CHECK_EQ(xioctl(as, PVAS_IOC_LOAD, &l), 0);
 	CHECK_EQ(*(uint64_t *)(uintptr_t)l.sp, 1);
