@@ -123,7 +123,7 @@ static int claim(struct pvas_region *r, int pvid)
 				rc = (int)i;
 	}
 	if (rc >= 0) {
-		r->used[rc] = PVAS_PART_CLAIMED;
+		r->used[rc] = PVAS_SLOT_CLAIMED;
 		r->nused++;
 	}
 	ulp_spin_unlock(&r->lock);
@@ -210,7 +210,7 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 			  ulp_start, cb);
 	cb->state = ULP_CB_LOADED;
 	cb->magic = ULP_CB_MAGIC;
-	__atomic_store_n(&r->used[pvid], PVAS_PART_READY, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->used[pvid], PVAS_SLOT_READY, __ATOMIC_RELEASE);
 	*out = cb;
 	return 0;
 }

@@ -95,9 +95,9 @@ struct pvas_name {
 
 /* Partition states: a claimed partition is being loaded and its control block may not be mapped
  * yet; only a ready one may be looked at by others. */
-#define PVAS_PART_FREE 0
-#define PVAS_PART_CLAIMED 1
-#define PVAS_PART_READY 2
+#define PVAS_SLOT_FREE 0
+#define PVAS_SLOT_CLAIMED 1
+#define PVAS_SLOT_READY 2
 
 
 /* A barrier across ULPs (pvas_barrier), named; the waiting ULPs are suspended on it. */
@@ -112,7 +112,7 @@ struct pvas_region {
 	size_t size, part_size;
 	unsigned nparts;
 	uint32_t lock;
-	unsigned char *used; /* nparts bytes: PVAS_PART_FREE / _CLAIMED / _READY */
+	unsigned char *used; /* nparts bytes: PVAS_SLOT_FREE / _CLAIMED / _READY */
 	unsigned nused;
 	uint32_t names_lock;
 	unsigned nnames;
@@ -126,7 +126,7 @@ struct pvas_region {
 
 static inline int pvas_part_ready(const struct pvas_region *r, int pvid)
 {
-	return __atomic_load_n(&r->used[pvid], __ATOMIC_ACQUIRE) == PVAS_PART_READY;
+	return __atomic_load_n(&r->used[pvid], __ATOMIC_ACQUIRE) == PVAS_SLOT_READY;
 }
 
 /* Export/import table (names.c). 0 or -errno; callable from ULP context. */
