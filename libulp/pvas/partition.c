@@ -2,7 +2,7 @@
 /*
  * The PVAS region and its partitions. Partition N is [base + N*size, base + (N+1)*size); its
  * first ULP_CB_SIZE bytes are the control block, so any address tells its ULP. The mmap area of
- * a partition is handed out top-down from a sorted list of free ranges kept in the control block.
+ * a partition is handed out bottom-up from a sorted list of free ranges kept in the control block.
  * Functions used by the syscall trap use raw system calls only (no errno: TLS may be the ULP's).
  */
 #include "proc.h"
@@ -106,20 +106,21 @@ void ulp_mm_init(struct ulp_cb *cb, uintptr_t lo, uintptr_t hi)
 	cb->free_ext[0].hi = hi;
 }
 
-/* Highest free range that fits: top-down like the kernel. 0 when full. */
+/* Lowest free range that fits: bottom-up, so mappings stay near the rest of the program and
+ * share its page tables. 0 when full. */
 uintptr_t ulp_mm_alloc(struct ulp_cb *cb, size_t len)
 {
 	uintptr_t addr = 0;
 	unsigned i;
 
 	ulp_spin_lock(&cb->mm_lock);
-	for (i = cb->nfree; i-- > 0;) {
+	for (i = 0; i < cb->nfree; i++) {
 		struct ulp_extent *e = &cb->free_ext[i];
 
 		if (e->hi - e->lo < len)
 			continue;
-		addr = e->hi - len;
-		e->hi = addr;
+		addr = e->lo;
+		e->lo += len;
 		if (e->hi == e->lo) {
 			memmove(e, e + 1, (cb->nfree - i - 1) * sizeof(*e));
 			cb->nfree--;
