@@ -7,7 +7,9 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # Variables: O (output folder, default build), ARCH (x86_64, aarch64, sparc64), CROSS (tool prefix),
-# SAN=1 (ASan+UBSan build of the runtime), V=1 (show commands).
+# SAN=1 (ASan+UBSan build of the runtime), V=1 (show commands),
+# ULP_SWITCH=ucontext (x86_64: the switch done by glibc's swapcontext instead of switch.S, for the
+# benchmarks that compare them; build it in its own O folder: libulp/arch/ucontext/module.mk).
 
 ARCH    ?= $(shell uname -m)
 O       ?= build
@@ -47,6 +49,8 @@ all:
 
 -include loader/module.mk
 include libulp/module.mk
+-include libulp/arch/ucontext/module.mk
+-include libulp/arch/ucontext/module.mk
 include mk/install.mk
 -include ulpexec/module.mk
 -include ulpspawn/module.mk

@@ -1,0 +1,19 @@
+# ULP_SWITCH=ucontext: the scheduler on glibc's swapcontext instead of the assembly switch, for
+# the benchmarks that compare the two (bench/fig6*). The three switch functions of arch.h come
+# from switch_ucontext.c here; the architecture's own switch.S and arch.c still provide TLS,
+# raw system calls, program entry and clone, their switch functions renamed out of the way
+# (ulp_x86_asm_*) so that nothing calls them. x86_64 only. Build it in its own folder:
+#   make O=build-uc ULP_SWITCH=ucontext build-uc/tests/unit/test_threads
+ULP_SWITCH ?= asm
+ifeq ($(ULP_SWITCH),ucontext)
+ifneq ($(ARCH),x86_64)
+$(error ULP_SWITCH=ucontext: x86_64 only (it reuses libulp/arch/x86_64))
+endif
+UC_RENAME := -Dulp_arch_switch=ulp_x86_asm_switch -Dulp_arch_switch_call=ulp_x86_asm_switch_call \
+	-Dulp_arch_ctx_init=ulp_x86_asm_ctx_init
+UC_OBJS := $(O)/libulp/arch/ucontext/switch_ucontext.o
+$(O)/libulp/arch/$(ARCH)/switch.o $(O)/libulp/arch/$(ARCH)/arch.o: CPPFLAGS += $(UC_RENAME)
+$(O)/libulp-core.a $(O)/libulp.a: $(UC_OBJS)
+else ifneq ($(ULP_SWITCH),asm)
+$(error ULP_SWITCH=$(ULP_SWITCH): asm (default) or ucontext)
+endif
