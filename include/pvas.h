@@ -46,6 +46,9 @@ struct pvas_attr {
 int pvas_create(pvd_t *pvd);
 int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr);
 
+/* PVAS_BACKEND_USER or PVAS_BACKEND_KMOD, or -EBADF. */
+int pvas_backend(pvd_t pvd);
+
 /* Destroy it. -EBUSY while PVAS tasks are alive (not yet waited for); -EBADF: no such pvd. */
 int pvas_destroy(pvd_t pvd);
 /* Kill the live tasks (SIGKILL), reap them, then destroy. */

@@ -16,8 +16,15 @@ kmod:
 	$(Q)$(MAKE) -s -C kmod dkms-src DKMS_DIR=$(abspath $(KMOD_OUT)/mod)
 	$(Q)$(MAKE) -C $(KMOD_OUT)/mod $(if $(KDIR),KDIR=$(KDIR)) $(if $(KVER),KVER=$(KVER))
 
-check-kmod:
-	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) kmod-vm sh tests/kmod/run.sh $(KMOD_OUT)
+# The VM also runs the pvas_* API tests, ulpspawn and Debian's sha256sum on the kmod backend
+# (tests/kmod/ulp_backend.sh), with the programs they need.
+KMOD_BACKEND_DATA := $(O)/tests/pvas/test_pvas_api $(O)/bin/ulpspawn $(O)/tests/integ/probe \
+	$(O)/tests/integ/share $(O)/tests/integ/guest_check_dyn /usr/bin/sha256sum
+
+check-kmod: $(filter $(O)/%,$(KMOD_BACKEND_DATA))
+	$(Q)ULP_TEST_TIMEOUT=900 VMTEST_EXTRA=tests/kmod/ulp_backend.sh \
+		VMTEST_EXTRA_DATA="$(KMOD_BACKEND_DATA)" \
+		$(RUN_TEST) kmod-vm sh tests/kmod/run.sh $(KMOD_OUT)
 
 lint-kmod:
 	$(Q)sh kmod/lint.sh $(KMOD_OUT)

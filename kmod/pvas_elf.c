@@ -210,6 +210,23 @@ static int pvas_mmap(struct file *file, u64 addr, u64 len, int prot,
 	return r == addr ? 0 : -ENOMEM;
 }
 
+/*
+ * No transparent huge pages on a partition's stack: with THP "always", the
+ * first write (argv, auxv) would fill a 2 MiB page per program; 1000 ULPs ran
+ * a 1 GiB test VM out of memory. Done before the stack is written.
+ */
+static void pvas_no_hugepages(u64 addr)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+
+	mmap_write_lock(mm);
+	vma = find_vma(mm, addr);
+	if (vma && vma->vm_start <= addr)
+		vma->vm_flags |= VM_NOHUGEPAGE;
+	mmap_write_unlock(mm);
+}
+
 static int pvas_segment_prot(u32 flags)
 {
 	return (flags & PF_R ? PROT_READ : 0) |
@@ -409,6 +426,7 @@ static int pvas_loader_layout(struct pvas_loader *ld,
 			PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_STACK, 0);
 	if (err)
 		return err;
+	pvas_no_hugepages(res->stack_low);
 
 	ai.phdr = res->load_bias + ld->prog.phdr_vaddr;
 	ai.phnum = ld->prog.eh.e_phnum;

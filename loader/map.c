@@ -89,6 +89,10 @@ int ulp_map_stack(uintptr_t lo, uintptr_t hi, const struct ulp_ld_err *e)
 	int rc = map_fixed(lo + psz, hi - lo - psz, PROT_READ | PROT_WRITE,
 			   MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 
+	/* Before the first write: where transparent huge pages are "always", writing argv at the
+	 * top would fill a whole 2 MiB page per ULP (a 1 GiB VM ran out of memory at ~400 ULPs). */
+	if (!rc)
+		madvise((void *)(lo + psz), hi - lo - psz, MADV_NOHUGEPAGE);
 	if (!rc)
 		rc = map_fixed(lo, psz, PROT_NONE, MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rc)

@@ -51,7 +51,9 @@ static void usage(FILE *f)
 		"  --bind CPULIST    pin the workers round robin to these CPUs (e.g. 0-3,6)\n"
 		"  --partition-size  partition size, a power of two >= 16m (default 4g)\n"
 		"  --stats           print a table per ULP at the end: task, switches, CPU time, status\n"
-		"  --backend NAME    PVAS backend: user (default) or kmod (/dev/pvas)\n"
+		"  --backend NAME    PVAS backend: user or kmod (/dev/pvas); default: kmod when\n"
+		"                    /dev/pvas exists, else user (ULP_BACKEND sets it too);\n"
+		"                    --stats shows the one in use\n"
 		"Each ULP gets ULP_RANK, ULP_SIZE and ULP_TASK. Exit status: 0 when every rank exits 0,\n"
 		"else the first non-zero status by rank (128+signal for a killed rank).\n"
 		"SIGINT/SIGTERM end every task.\n");
@@ -192,6 +194,7 @@ static void print_stats(const struct rank_info *ri, long total)
 {
 	long r;
 
+	printf("ulpspawn: backend %s\n", pvas_backend(the_pvd) == PVAS_BACKEND_KMOD ? "kmod" : "user");
 	printf("%-6s %-5s %-8s %-10s %-12s %-8s %s\n", "rank", "pvid", "task", "switches",
 	       "cpu_ms", "status", "program");
 	for (r = 0; r < total; r++) {

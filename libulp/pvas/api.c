@@ -158,12 +158,11 @@ static int pick_backend(const struct pvas_attr *attr)
 		else
 			return -EINVAL;
 	}
-	if (b == PVAS_BACKEND_KMOD) {
-		if (access("/dev/pvas", R_OK | W_OK) != 0)
-			return -ENODEV;
-		return -ENOSYS; /* the libulp side of /dev/pvas is not written yet */
-	}
-	return PVAS_BACKEND_USER;
+	if (b == PVAS_BACKEND_DEFAULT)
+		b = access("/dev/pvas", R_OK | W_OK) == 0 ? PVAS_BACKEND_KMOD : PVAS_BACKEND_USER;
+	if (b == PVAS_BACKEND_KMOD && access("/dev/pvas", R_OK | W_OK) != 0)
+		return -ENODEV;
+	return b;
 }
 
 int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
@@ -175,9 +174,9 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 		return -EINVAL;
 	backend = pick_backend(attr);
 	if (backend < 0) {
-		pvas_set_err(backend == -ENODEV ? "kmod backend: /dev/pvas is absent (load pvas.ko)"
-			     : backend == -ENOSYS ? "kmod backend: not implemented in libulp yet"
-						  : "ULP_BACKEND: expected 'user' or 'kmod'");
+		pvas_set_err(backend == -ENODEV
+				     ? "kmod backend: /dev/pvas is absent or not accessible (load pvas.ko)"
+				     : "ULP_BACKEND: expected 'user' or 'kmod'");
 		return backend;
 	}
 	pthread_mutex_lock(&table_lock);
@@ -202,6 +201,13 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 		goto fail;
 	}
 	pv->region->owner = pv;
+	if (backend == PVAS_BACKEND_KMOD) {
+		rc = ulp_kmod_open(pv->region);
+		if (rc) {
+			pvas_set_err("pvas_create: /dev/pvas: %s", strerror(-rc));
+			goto fail;
+		}
+	}
 	ulp_rt.worker_hook = ulp_trap_worker_init;
 	rc = ulp_trap_install(pv->region);
 	if (rc) {
@@ -304,6 +310,13 @@ static void destroy(struct pvas *pv)
 	pthread_mutex_destroy(&pv->lock);
 	free(pv);
 	pvd_table[0] = NULL;
+}
+
+int pvas_backend(pvd_t pvd)
+{
+	struct pvas *pv = get(pvd);
+
+	return pv ? pv->backend : -EBADF;
 }
 
 int pvas_destroy(pvd_t pvd)

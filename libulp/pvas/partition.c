@@ -39,6 +39,7 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 	if (!r)
 		return -ENOMEM;
 	r->base = base;
+	r->kfd = -1;
 	r->size = size;
 	r->part_size = part_size;
 	r->nparts = (unsigned)(size / part_size);
@@ -71,6 +72,7 @@ void pvas_region_destroy(struct pvas_region *r)
 {
 	if (!r)
 		return;
+	ulp_kmod_close(r);
 	ulp_arch_syscall(SYS_munmap, (long)r->base, (long)r->size, 0, 0, 0, 0);
 	free(r->names);
 	free(r->bars);

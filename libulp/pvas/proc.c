@@ -79,6 +79,7 @@ static const struct ulp_guest_ops guest_ops = {
 
 /* ---- life cycle ---- */
 
+
 static void ulp_start(void *arg)
 {
 	struct ulp_cb *cb = arg;
@@ -177,6 +178,14 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 	cb->part_hi = lo + size;
 	snprintf(cb->path, sizeof(cb->path), "%s", path);
 
+	if (r->kfd >= 0) {
+		rc = ulp_kmod_load(cb, path, argv, envp, err, errlen);
+		if (rc) {
+			unclaim(r, pvid);
+			return rc;
+		}
+		goto loaded;
+	}
 	memset(&req, 0, sizeof(req));
 	req.path = path;
 	req.argv = argv;
@@ -209,12 +218,13 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 	cb->brk_start = cb->brk_cur = cb->brk_mapped = img.brk_start;
 	cb->brk_max = req.interp_base;
 	ulp_mm_init(cb, req.interp_limit, lo + size);
+loaded:
 
 	cb->task.kind = ULP_TASK_ULP;
 	cb->task.owner = cb;
 	cb->task.own_tls = 1; /* fs = 0 until the program's libc sets its TLS, as in a process */
 	cb->task.on_exit = ulp_on_exit;
-	ulp_arch_ctx_init(&cb->task.ctx, (void *)(img.sp - ENTRY_STACK), ENTRY_STACK - 512,
+	ulp_arch_ctx_init(&cb->task.ctx, (void *)(cb->sp - ENTRY_STACK), ENTRY_STACK - 512,
 			  ulp_start, cb);
 	cb->state = ULP_CB_LOADED;
 	cb->magic = ULP_CB_MAGIC;
@@ -252,6 +262,8 @@ void ulp_proc_release(struct ulp_cb *cb, int task_dead)
 	       !__atomic_load_n(&cb->final, __ATOMIC_ACQUIRE))
 		sched_yield();
 	pvas_names_drop(cb->region, cb->pvid);
+	if (cb->region->kfd >= 0)
+		ulp_kmod_release(cb);
 	cb->magic = 0;
 	unclaim(cb->region, cb->pvid);
 }

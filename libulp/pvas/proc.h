@@ -122,6 +122,7 @@ struct pvas_region {
 	unsigned nbars;
 	struct pvas_bar *bars; /* PVAS_MAX_BARRIERS */
 	void *owner;                /* the pvas handle that created it */
+	int kfd;                    /* kmod backend: the address-space object's fd, else -1 */
 };
 
 static inline int pvas_part_ready(const struct pvas_region *r, int pvid)
@@ -142,6 +143,13 @@ void pvas_region_destroy(struct pvas_region *r);
 struct ulp_cb *pvas_cb(struct pvas_region *r, int pvid);
 /* The ULP whose partition holds addr, or NULL. */
 struct ulp_cb *pvas_cb_of_addr(struct pvas_region *r, uintptr_t addr);
+
+/* kmod backend (kmod.c): /dev/pvas claims partitions and loads programs in the kernel. */
+int ulp_kmod_open(struct pvas_region *r);
+void ulp_kmod_close(struct pvas_region *r);
+int ulp_kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
+		  char *err, size_t errlen);
+void ulp_kmod_release(struct ulp_cb *cb);
 
 /* Parse a size such as 4g, 512m (env.c). */
 long long ulp_parse_size(const char *s);

@@ -12,7 +12,9 @@
 #        test names), VM_TIMEOUT (seconds, default 400),
 #        VMTEST_EXTRA (more test programs or scripts, space-separated: copied
 #        to /t/extra/ with their shared libraries and run in the guest after
-#        the module tests, with /dev/pvas loaded; each must exit 0).
+#        the module tests, with /dev/pvas loaded; each must exit 0),
+#        VMTEST_EXTRA_DATA (files the extra tests use: copied to /t/data/
+#        with their shared libraries, not run).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mkdir -p "${1:-$top/build-kmod}" && cd "${1:-$top/build-kmod}" && pwd)
@@ -67,6 +69,11 @@ copy_libs() {
 	done
 }
 copy_libs "$root/t/hello_dyn"
+for x in ${VMTEST_EXTRA_DATA:-}; do
+	mkdir -p "$root/t/data"
+	cp -L "$x" "$root/t/data/"
+	copy_libs "$x"
+done
 for x in ${VMTEST_EXTRA:-}; do
 	mkdir -p "$root/t/extra"
 	cp -L "$x" "$root/t/extra/"

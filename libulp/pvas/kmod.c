@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kmod backend: partitions are claimed from /dev/pvas and programs are loaded by the kernel
+ * module (exec permission checks, noexec mounts and file permissions as for execve). Everything
+ * else (trap, scheduler, tasks) is shared with the user backend. The launching process owns the
+ * partitions, so the module frees them all if it dies.
+ */
+#include "proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "uapi/pvas_ioctl.h"
+
+_Static_assert(ULP_CB_SIZE == PVAS_CB_SIZE, "the module leaves the control block alone");
+_Static_assert(ULP_AT_PVAS_CB >= PVAS_AUX_PRIVATE_MIN, "a private auxv type");
+
+int ulp_kmod_open(struct pvas_region *r)
+{
+	struct pvas_create c;
+	int dev, fd;
+
+	dev = open(PVAS_DEVICE, O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -errno;
+	memset(&c, 0, sizeof(c));
+	c.version = PVAS_ABI_VERSION;
+	c.size = sizeof(c);
+	c.part_size = r->part_size;
+	c.base = r->base;
+	c.count = r->nparts > PVAS_COUNT_MAX ? PVAS_COUNT_MAX : r->nparts;
+	c.flags = PVAS_CREATE_CLOEXEC;
+	fd = ioctl(dev, PVAS_IOC_CREATE, &c);
+	if (fd < 0) {
+		int e = errno;
+		close(dev);
+		return -e;
+	}
+	close(dev);
+	if (c.count < r->nparts)
+		r->nparts = c.count;
+	r->kfd = fd;
+	return 0;
+}
+
+void ulp_kmod_close(struct pvas_region *r)
+{
+	if (r->kfd >= 0)
+		close(r->kfd);
+	r->kfd = -1;
+}
+
+int ulp_kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
+		  char *err, size_t errlen)
+{
+	struct pvas_region *r = cb->region;
+	struct pvas_attach a;
+	struct pvas_load l;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.version = PVAS_ABI_VERSION;
+	a.size = sizeof(a);
+	a.pvid = (uint32_t)cb->pvid;
+	if (ioctl(r->kfd, PVAS_IOC_ATTACH, &a) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: /dev/pvas: claiming partition %d: %s", path, cb->pvid,
+			 strerror(-rc));
+		return rc;
+	}
+	memset(&l, 0, sizeof(l));
+	l.version = PVAS_ABI_VERSION;
+	l.size = sizeof(l);
+	l.pvid = (uint32_t)cb->pvid;
+	l.path = (uintptr_t)path;
+	l.argv = (uintptr_t)argv;
+	l.envp = (uintptr_t)envp;
+	l.aux_type = ULP_AT_PVAS_CB;
+	l.aux_val = (uintptr_t)cb;
+	if (ioctl(r->kfd, PVAS_IOC_LOAD, &l) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s%s", path, strerror(-rc),
+			 rc == -ENOEXEC ? " (not an x86_64 position-independent executable; "
+					  "rebuild with -fPIE -pie)"
+			 : rc == -EACCES ? " (the module checks exec and read permission, noexec)"
+					 : "");
+		ulp_kmod_release(cb);
+		return rc;
+	}
+	cb->entry = l.entry;
+	cb->sp = l.sp;
+	cb->brk_start = cb->brk_cur = cb->brk_mapped = l.brk_start;
+	cb->brk_max = l.brk_limit;
+	ulp_mm_init(cb, l.mmap_start, l.stack_low - (uintptr_t)sysconf(_SC_PAGESIZE));
+	return 0;
+}
+
+void ulp_kmod_release(struct ulp_cb *cb)
+{
+	struct pvas_release rel;
+
+	memset(&rel, 0, sizeof(rel));
+	rel.version = PVAS_ABI_VERSION;
+	rel.size = sizeof(rel);
+	rel.pvid = (uint32_t)cb->pvid;
+	ioctl(cb->region->kfd, PVAS_IOC_RELEASE, &rel);
+}
