@@ -37,7 +37,7 @@ typedef int pvd_t; /* a PVAS address space descriptor */
 
 struct pvas_attr {
 	size_t partition_size; /* power of two >= 16 MiB; 0: 4 GiB */
-	int backend;           /* PVAS_BACKEND_* */
+	int backend;	       /* PVAS_BACKEND_* */
 };
 
 /* Create a PVAS address space: the region is reserved and the syscall trap installed.
@@ -55,11 +55,11 @@ int pvas_destroy(pvd_t pvd);
 int pvas_destroy_force(pvd_t pvd);
 
 struct pvas_task_attr {
-	unsigned workers;  /* kernel threads of the task (0: 1) */
-	const int *cpus;   /* pin worker i to cpus[i % ncpus] (NULL: no pinning) */
+	unsigned workers; /* kernel threads of the task (0: 1) */
+	const int *cpus;  /* pin worker i to cpus[i % ncpus] (NULL: no pinning) */
 	unsigned ncpus;
-	int accounting;    /* measure CPU time per ULP (pvas_stats) */
-	int hold;          /* keep the task alive until pvas_task_release, even with no ULP */
+	int accounting; /* measure CPU time per ULP (pvas_stats) */
+	int hold;	/* keep the task alive until pvas_task_release, even with no ULP */
 };
 
 /*
@@ -68,8 +68,8 @@ struct pvas_task_attr {
  * in pvas_errmsg(). The task ends when its last ULP ends.
  */
 pid_t pvas_spawn(pvd_t pvd, int pvid, const char *file, char *const argv[], char *const envp[]);
-pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
-		      char *const envp[], const struct pvas_task_attr *attr);
+pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[], char *const envp[],
+		      const struct pvas_task_attr *attr);
 
 /* Start one more ULP (pvid, or -1) in the running task `task`. Returns the pvid or -errno;
  * -ESRCH: no such live task of this pvd. */
@@ -99,7 +99,7 @@ struct pvas_ulp_stats {
 	uint64_t switches; /* times it was switched to */
 	uint64_t cpu_ns;   /* with attr.accounting */
 	int ended;
-	int status;        /* wait(2)-style, when ended */
+	int status; /* wait(2)-style, when ended */
 	char path[256];
 };
 /* Counters of ULP pvid (valid until pvas_wait released it). */

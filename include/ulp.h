@@ -9,7 +9,8 @@
  * Threads are never preempted. Blocking operations (join, mutex, cond, barrier) suspend only the
  * calling thread, so any number of threads may wait on one worker without deadlock.
  *
- * Every function returns 0 or a negative errno code (-EINVAL, -ENOMEM, ...), unless stated otherwise.
+ * Every function returns 0 or a negative errno code (-EINVAL, -ENOMEM, ...), unless stated
+ * otherwise.
  */
 #ifndef ULP_H
 #define ULP_H
@@ -70,12 +71,15 @@ ulp_thread_t ulp_thread_self(void);
 
 /* Mutex: a thread that cannot take it is suspended (after a short spin), never busy-waits. */
 typedef struct ulp_mutex {
-	uint32_t lock;        /* internal spin lock */
-	uint32_t held;        /* 1 while owned */
-	void *owner;          /* owning thread */
-	void *head, *tail;    /* waiting threads, FIFO */
+	uint32_t lock;	   /* internal spin lock */
+	uint32_t held;	   /* 1 while owned */
+	void *owner;	   /* owning thread */
+	void *head, *tail; /* waiting threads, FIFO */
 } ulp_mutex_t;
-#define ULP_MUTEX_INITIALIZER {0, 0, NULL, NULL, NULL}
+#define ULP_MUTEX_INITIALIZER                                                                      \
+	{                                                                                          \
+		0, 0, NULL, NULL, NULL                                                             \
+	}
 
 int ulp_mutex_init(ulp_mutex_t *m);
 int ulp_mutex_destroy(ulp_mutex_t *m); /* -EBUSY while held or waited on */
@@ -87,7 +91,10 @@ typedef struct ulp_cond {
 	uint32_t lock;
 	void *head, *tail;
 } ulp_cond_t;
-#define ULP_COND_INITIALIZER {0, NULL, NULL}
+#define ULP_COND_INITIALIZER                                                                       \
+	{                                                                                          \
+		0, NULL, NULL                                                                      \
+	}
 
 int ulp_cond_init(ulp_cond_t *c);
 int ulp_cond_destroy(ulp_cond_t *c); /* -EBUSY while waited on */

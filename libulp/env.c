@@ -30,9 +30,21 @@ long long ulp_parse_size(const char *s)
 	if (errno || end == s)
 		return -1;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
 	}
 	if (*end == 'b' || *end == 'B')
 		end++;
@@ -110,7 +122,8 @@ int ulp_init(unsigned nworkers)
 	if (!ulp_rt.workers || !threads)
 		goto nomem;
 	for (i = 0; i < nworkers; i++) {
-		ulp_rt.workers[i] = aligned_alloc(64, (sizeof(struct ulp_worker) + 63) & ~(size_t)63);
+		ulp_rt.workers[i] =
+		    aligned_alloc(64, (sizeof(struct ulp_worker) + 63) & ~(size_t)63);
 		if (!ulp_rt.workers[i])
 			goto nomem_partial;
 		memset(ulp_rt.workers[i], 0, sizeof(struct ulp_worker));
@@ -127,7 +140,8 @@ int ulp_init(unsigned nworkers)
 	main_task.state = ULP_RUNNING;
 	main_task.worker = w0;
 	main_task.home = w0;
-	main_task.pinned = 1; /* its TLS state (errno, libc, the caller's __thread data) stays valid */
+	main_task.pinned =
+	    1; /* its TLS state (errno, libc, the caller's __thread data) stays valid */
 	ulp_worker_enter(w0);
 	w0->cur = &main_task;
 	atomic_store(&ulp_rt.started, 1);

@@ -285,7 +285,8 @@ static void switch_to(struct ulp_worker *w, struct ulp_task *from, struct ulp_ta
 	 * a ULP that blocks and is resumed on the same worker costs no TLS write at all (a write
 	 * is a system call without kernel FSGSBASE support: ~3.5 us on the development VM). */
 	uintptr_t tls = to->kind == ULP_TASK_SCHED ? w->cur_tls
-			: to->own_tls ? to->tls : w->host_tls;
+			: to->own_tls		   ? to->tls
+						   : w->host_tls;
 
 	if (w->rt->accounting) {
 		uint64_t now = ulp_now_ns();

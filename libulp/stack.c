@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#define DESC_CHUNK 64     /* descriptors carved from one mapping */
+#define DESC_CHUNK 64	   /* descriptors carved from one mapping */
 #define MAX_FREE_STACKS 64 /* per worker; beyond that stacks are unmapped */
 
 struct free_stack {

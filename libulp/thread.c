@@ -10,9 +10,8 @@ void ulp_keys_run_dtors(struct ulp_task *t);
 
 static struct ulp_task *current(void)
 {
-	struct ulp_worker *w = atomic_load_explicit(&ulp_rt.started, memory_order_acquire)
-				       ? ulp_worker_self()
-				       : NULL;
+	struct ulp_worker *w =
+	    atomic_load_explicit(&ulp_rt.started, memory_order_acquire) ? ulp_worker_self() : NULL;
 	return w ? w->cur : NULL;
 }
 
@@ -53,7 +52,8 @@ int ulp_thread_create(ulp_thread_t *out, void *(*fn)(void *), void *arg)
 	t->tls = self->tls;
 	t->owner = self->owner;
 	atomic_store_explicit(&t->joiner, out ? NULL : ULP_JOIN_DETACHED, memory_order_relaxed);
-	ulp_arch_ctx_init(&t->ctx, (char *)t->stack + ulp_rt.page_size, t->stack_size, ult_entry, t);
+	ulp_arch_ctx_init(&t->ctx, (char *)t->stack + ulp_rt.page_size, t->stack_size, ult_entry,
+			  t);
 	ulp_live_add(w, 1);
 	if (out)
 		*out = t;
@@ -137,8 +137,9 @@ void ulp_thread_exit(void *ret)
 	struct ulp_task *self = current();
 
 	if (!self || self->kind != ULP_TASK_ULT) {
-		fprintf(stderr, "libulp: ulp_thread_exit: called from %s; only threads made by "
-				"ulp_thread_create can exit\n",
+		fprintf(stderr,
+			"libulp: ulp_thread_exit: called from %s; only threads made by "
+			"ulp_thread_create can exit\n",
 			self ? "the ulp_init thread" : "outside the runtime");
 		abort();
 	}

@@ -19,10 +19,10 @@
 #include "ulp.h"
 
 enum ulp_task_kind {
-	ULP_TASK_ULT,   /* lightweight thread with a libulp stack */
-	ULP_TASK_MAIN,  /* the thread that called ulp_init, on its own stack */
+	ULP_TASK_ULT,	/* lightweight thread with a libulp stack */
+	ULP_TASK_MAIN,	/* the thread that called ulp_init, on its own stack */
 	ULP_TASK_SCHED, /* a worker's scheduler loop */
-	ULP_TASK_ULP,   /* a user-level process (stack and TLS are the program's) */
+	ULP_TASK_ULP,	/* a user-level process (stack and TLS are the program's) */
 };
 
 enum ulp_task_state {
@@ -38,12 +38,12 @@ struct ulp_task {
 	ulp_ctx_t ctx;
 	struct ulp_worker *worker; /* the worker running it, or that ran it last */
 	struct ulp_worker *home;   /* for pinned tasks */
-	uintptr_t tls;             /* TLS register value, used when own_tls */
-	uint8_t own_tls;           /* 0: runs on the TLS of whatever worker runs it */
-	uint8_t kind;              /* enum ulp_task_kind */
+	uintptr_t tls;		   /* TLS register value, used when own_tls */
+	uint8_t own_tls;	   /* 0: runs on the TLS of whatever worker runs it */
+	uint8_t kind;		   /* enum ulp_task_kind */
 	uint8_t detached;
-	uint8_t pinned;            /* resumed only on `home` (through its inbox) */
-	int state;                 /* enum ulp_task_state (informative) */
+	uint8_t pinned; /* resumed only on `home` (through its inbox) */
+	int state;	/* enum ulp_task_state (informative) */
 	/* join: NULL, a waiting task, or ULP_JOIN_DONE once ended */
 	_Atomic(struct ulp_task *) joiner;
 	void *(*fn)(void *);
@@ -52,13 +52,13 @@ struct ulp_task {
 	void *stack; /* libulp stack (mapping start, guard page included) or NULL */
 	size_t stack_size;
 	struct ulp_task *next; /* wait queues and free lists */
-	void **keys;           /* ULP_KEYS_MAX slots, allocated on first ulp_key_set */
-	void *owner;           /* the ULP this task belongs to (its control block), or NULL */
+	void **keys;	       /* ULP_KEYS_MAX slots, allocated on first ulp_key_set */
+	void *owner;	       /* the ULP this task belongs to (its control block), or NULL */
 	/* Called on the exit path instead of the join hand-over (ULPs): it must wake the waiter
 	 * and make its last touch of the task its final store. */
 	void (*on_exit)(struct ulp_task *);
-	uint64_t switches;     /* times switched to */
-	uint64_t cpu_ns;       /* time spent running (when accounting is on) */
+	uint64_t switches; /* times switched to */
+	uint64_t cpu_ns;   /* time spent running (when accounting is on) */
 	uint64_t run_start_ns;
 	const void *san_lo; /* stack bounds for the ASan build's fiber annotations */
 	size_t san_size;
@@ -85,7 +85,7 @@ struct ulp_runtime;
 struct ulp_worker {
 	struct ulp_worker *self; /* first: x86_64 reads it as %gs:0 */
 	unsigned id;
-	struct ulp_runtime *rt;  /* the scheduler instance this worker belongs to */
+	struct ulp_runtime *rt; /* the scheduler instance this worker belongs to */
 	struct ulp_task *cur;
 	struct ulp_task sched; /* this worker's scheduler loop */
 	uintptr_t host_tls;    /* the kernel thread's own TLS */
@@ -95,7 +95,7 @@ struct ulp_worker {
 	uint32_t inbox_lock;
 	struct ulp_task *inbox;
 	struct ulp_task *free_tasks; /* descriptor free list */
-	void *free_stacks;            /* stack free list (linked through the stacks themselves) */
+	void *free_stacks;	     /* stack free list (linked through the stacks themselves) */
 	unsigned nfree_tasks, nfree_stacks;
 	uint64_t rng;
 	uint64_t steals, sleeps;
@@ -105,7 +105,7 @@ struct ulp_worker {
 	long live;
 	void *sched_stack;
 	struct ulp_task *san_from; /* ASan build: the task we switched away from */
-	void *altstack;            /* alternate signal stack (set up by the ULP layer) */
+	void *altstack;		   /* alternate signal stack (set up by the ULP layer) */
 	int tid;
 	void *pthread; /* pthread_t, opaque here */
 	char pad[64];
@@ -122,11 +122,11 @@ struct ulp_runtime {
 	size_t stack_size;
 	_Atomic int started;
 	_Atomic int shutdown;
-	_Atomic uint32_t idle_seq;  /* futex word idle workers sleep on */
+	_Atomic uint32_t idle_seq; /* futex word idle workers sleep on */
 	_Atomic int sleepers;
-	_Atomic long live_tasks;    /* tasks started from outside the workers, not yet ended */
-	int accounting;             /* measure cpu_ns per task */
-	int exit_when_idle;         /* a PVAS task: stop once its last ULP ended */
+	_Atomic long live_tasks; /* tasks started from outside the workers, not yet ended */
+	int accounting;		 /* measure cpu_ns per task */
+	int exit_when_idle;	 /* a PVAS task: stop once its last ULP ended */
 	size_t page_size;
 	void (*worker_hook)(struct ulp_worker *); /* run on each worker's kernel thread at start */
 };
@@ -233,7 +233,8 @@ static inline void ulp_spin_lock(uint32_t *l)
 
 static inline int ulp_spin_trylock(uint32_t *l)
 {
-	return !__atomic_load_n(l, __ATOMIC_RELAXED) && !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE);
+	return !__atomic_load_n(l, __ATOMIC_RELAXED) &&
+	       !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE);
 }
 
 static inline void ulp_spin_unlock(uint32_t *l)

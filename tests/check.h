@@ -37,7 +37,7 @@
 	do {                                                                                       \
 		long long a_ = (long long)(a), b_ = (long long)(b);                                \
 		if (a_ != b_)                                                                      \
-			ULP__FAIL("%s == %s: %lld != %lld", #a, #b, a_, b_);                        \
+			ULP__FAIL("%s == %s: %lld != %lld", #a, #b, a_, b_);                       \
 	} while (0)
 #define assert_int_not_equal(a, b) assert_true((a) != (b))
 #define assert_ptr_equal(a, b) assert_true((const void *)(a) == (const void *)(b))
@@ -57,7 +57,10 @@ struct CMUnitTest {
 	const char *name;
 	void (*fn)(void **state);
 };
-#define cmocka_unit_test(f) {#f, f}
+#define cmocka_unit_test(f)                                                                        \
+	{                                                                                          \
+#f, f                                                                              \
+	}
 /* Group setup and teardown run once around the tests, and the state setup leaves is handed to
  * each test, as cmocka does. */
 static inline int ulp__run_tests(const char *group, const struct CMUnitTest *t, size_t n,

@@ -4,7 +4,7 @@
 #define ULP_CMDLINE_H
 
 struct segment {
-	long n;      /* copies (-n) */
+	long n;	     /* copies (-n) */
 	char **argv; /* argv[0] = PROG as given; NULL-terminated */
 	char *path;  /* PROG resolved through PATH */
 };

@@ -17,18 +17,19 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ulpexec [-n N] [-w WORKERS] [--partition-size SIZE] [--] PROG [ARGS...]\n"
-		"       ulpexec -n N PROG [ARGS...] : -n M PROG2 [ARGS...] ...\n"
-		"Run N copies of PROG (an unmodified PIE, static-pie or dynamic) as user-level\n"
-		"processes in partitions of one address space, scheduled by WORKERS kernel threads.\n"
-		"  -n N                  copies of the program (default 1)\n"
-		"  -w WORKERS            worker threads (default: ULP_WORKERS, else online CPUs)\n"
-		"  --partition-size SIZE partition size, a power of two >= 16m (default 4g)\n"
-		"  -h, --help            this text\n"
-		"Each ULP gets ULP_RANK (0..total-1) and ULP_SIZE in its environment.\n"
-		"Exit status: 0 when every ULP exits 0, else the first non-zero status by rank\n"
-		"(128+signal for a killed ULP); each failed ULP is reported on stderr.\n");
+	fprintf(
+	    f,
+	    "usage: ulpexec [-n N] [-w WORKERS] [--partition-size SIZE] [--] PROG [ARGS...]\n"
+	    "       ulpexec -n N PROG [ARGS...] : -n M PROG2 [ARGS...] ...\n"
+	    "Run N copies of PROG (an unmodified PIE, static-pie or dynamic) as user-level\n"
+	    "processes in partitions of one address space, scheduled by WORKERS kernel threads.\n"
+	    "  -n N                  copies of the program (default 1)\n"
+	    "  -w WORKERS            worker threads (default: ULP_WORKERS, else online CPUs)\n"
+	    "  --partition-size SIZE partition size, a power of two >= 16m (default 4g)\n"
+	    "  -h, --help            this text\n"
+	    "Each ULP gets ULP_RANK (0..total-1) and ULP_SIZE in its environment.\n"
+	    "Exit status: 0 when every ULP exits 0, else the first non-zero status by rank\n"
+	    "(128+signal for a killed ULP); each failed ULP is reported on stderr.\n");
 }
 
 /* Options of one segment; returns the index of PROG. */
@@ -41,9 +42,9 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 {
 	struct opts *o = ctx;
 	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"partition-size", required_argument, NULL, 'P'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {"partition-size", required_argument, NULL, 'P'},
+	    {NULL, 0, NULL, 0},
 	};
 	long long v;
 	int c;
@@ -68,8 +69,10 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 				goto global_only;
 			v = ulp_parse_size(optarg);
 			if (v < (long long)ULP_MIN_PARTITION || (v & (v - 1))) {
-				fprintf(stderr, "ulpexec: --partition-size: '%s' is not a power of two "
-						"of at least 16m\n", optarg);
+				fprintf(stderr,
+					"ulpexec: --partition-size: '%s' is not a power of two "
+					"of at least 16m\n",
+					optarg);
 				exit(2);
 			}
 			o->psize = (size_t)v;
@@ -109,8 +112,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (total > region->nparts) {
-		fprintf(stderr, "ulpexec: %ld ULPs do not fit: the address space has %u partitions "
-				"of this size\n", total, region->nparts);
+		fprintf(stderr,
+			"ulpexec: %ld ULPs do not fit: the address space has %u partitions "
+			"of this size\n",
+			total, region->nparts);
 		return 1;
 	}
 	ulp_rt.worker_hook = ulp_trap_worker_init;

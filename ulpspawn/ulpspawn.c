@@ -40,23 +40,28 @@ static pvd_t the_pvd = -1;
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ulpspawn -n N [-t TASKS] [-w WORKERS] [--bind CPULIST] [--partition-size SIZE]\n"
-		"                [--stats] [--backend user|kmod] [--] PROG [ARGS...] [: -n M PROG2 ...]\n"
-		"Run N ranks of PROG as user-level processes (ULPs) spread over TASKS PVAS tasks:\n"
-		"kernel-level processes (own PID, own file descriptors) sharing one address space.\n"
-		"  -n N              ranks of this program (default 1)\n"
-		"  -t TASKS          PVAS tasks; ranks are given to them in blocks (default 1)\n"
-		"  -w WORKERS        kernel threads per task (default: online CPUs / TASKS, at least 1)\n"
-		"  --bind CPULIST    pin the workers round robin to these CPUs (e.g. 0-3,6)\n"
-		"  --partition-size  partition size, a power of two >= 16m (default 4g)\n"
-		"  --stats           print a table per ULP at the end: task, switches, CPU time, status\n"
-		"  --backend NAME    PVAS backend: user or kmod (/dev/pvas); default: kmod when\n"
-		"                    /dev/pvas exists, else user (ULP_BACKEND sets it too);\n"
-		"                    --stats shows the one in use\n"
-		"Each ULP gets ULP_RANK, ULP_SIZE and ULP_TASK. Exit status: 0 when every rank exits 0,\n"
-		"else the first non-zero status by rank (128+signal for a killed rank).\n"
-		"SIGINT/SIGTERM end every task.\n");
+	fprintf(
+	    f, "usage: ulpspawn -n N [-t TASKS] [-w WORKERS] [--bind CPULIST] [--partition-size "
+	       "SIZE]\n"
+	       "                [--stats] [--backend user|kmod] [--] PROG [ARGS...] [: -n M PROG2 "
+	       "...]\n"
+	       "Run N ranks of PROG as user-level processes (ULPs) spread over TASKS PVAS tasks:\n"
+	       "kernel-level processes (own PID, own file descriptors) sharing one address space.\n"
+	       "  -n N              ranks of this program (default 1)\n"
+	       "  -t TASKS          PVAS tasks; ranks are given to them in blocks (default 1)\n"
+	       "  -w WORKERS        kernel threads per task (default: online CPUs / TASKS, at "
+	       "least 1)\n"
+	       "  --bind CPULIST    pin the workers round robin to these CPUs (e.g. 0-3,6)\n"
+	       "  --partition-size  partition size, a power of two >= 16m (default 4g)\n"
+	       "  --stats           print a table per ULP at the end: task, switches, CPU time, "
+	       "status\n"
+	       "  --backend NAME    PVAS backend: user or kmod (/dev/pvas); default: kmod when\n"
+	       "                    /dev/pvas exists, else user (ULP_BACKEND sets it too);\n"
+	       "                    --stats shows the one in use\n"
+	       "Each ULP gets ULP_RANK, ULP_SIZE and ULP_TASK. Exit status: 0 when every rank "
+	       "exits 0,\n"
+	       "else the first non-zero status by rank (128+signal for a killed rank).\n"
+	       "SIGINT/SIGTERM end every task.\n");
 }
 
 static void parse_cpus(const char *s, struct opts *o)
@@ -94,12 +99,12 @@ bad:
 static int parse_segment(int argc, char **argv, struct segment *seg, int first, void *ctx)
 {
 	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"partition-size", required_argument, NULL, 'P'},
-		{"bind", required_argument, NULL, 'B'},
-		{"stats", no_argument, NULL, 'S'},
-		{"backend", required_argument, NULL, 'K'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {"partition-size", required_argument, NULL, 'P'},
+	    {"bind", required_argument, NULL, 'B'},
+	    {"stats", no_argument, NULL, 'S'},
+	    {"backend", required_argument, NULL, 'K'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct opts *o = ctx;
 	int c;
@@ -108,7 +113,8 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	seg->n = 1;
 	while ((c = getopt_long(argc, argv, "+hn:t:w:", longopts, NULL)) != -1) {
 		if (!first && c != 'n' && c != 'h' && c != '?') {
-			fprintf(stderr, "ulpspawn: only -n may follow ':'; other options go first\n");
+			fprintf(stderr,
+				"ulpspawn: only -n may follow ':'; other options go first\n");
 			exit(2);
 		}
 		switch (c) {
@@ -141,15 +147,19 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 		case 'P': {
 			char *end;
 			unsigned long long v = strtoull(optarg, &end, 0);
-			int sh = *end == 'g' || *end == 'G' ? 30 : *end == 'm' || *end == 'M' ? 20
-				 : *end == 'k' || *end == 'K' ? 10 : 0;
+			int sh = *end == 'g' || *end == 'G'   ? 30
+				 : *end == 'm' || *end == 'M' ? 20
+				 : *end == 'k' || *end == 'K' ? 10
+							      : 0;
 
 			if (sh)
 				end++;
 			v <<= sh;
 			if (*end || v < (16ull << 20) || (v & (v - 1))) {
-				fprintf(stderr, "ulpspawn: --partition-size: '%s' is not a power of "
-						"two of at least 16m\n", optarg);
+				fprintf(stderr,
+					"ulpspawn: --partition-size: '%s' is not a power of "
+					"two of at least 16m\n",
+					optarg);
 				exit(2);
 			}
 			o->psize = (long long)v;
@@ -194,9 +204,10 @@ static void print_stats(const struct rank_info *ri, long total)
 {
 	long r;
 
-	printf("ulpspawn: backend %s\n", pvas_backend(the_pvd) == PVAS_BACKEND_KMOD ? "kmod" : "user");
-	printf("%-6s %-5s %-8s %-10s %-12s %-8s %s\n", "rank", "pvid", "task", "switches",
-	       "cpu_ms", "status", "program");
+	printf("ulpspawn: backend %s\n",
+	       pvas_backend(the_pvd) == PVAS_BACKEND_KMOD ? "kmod" : "user");
+	printf("%-6s %-5s %-8s %-10s %-12s %-8s %s\n", "rank", "pvid", "task", "switches", "cpu_ms",
+	       "status", "program");
 	for (r = 0; r < total; r++) {
 		const struct rank_info *x = &ri[r];
 		char st[32];
@@ -230,7 +241,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < nsegs; i++)
 		total += segs[i].n;
 	if (o.tasks > total) {
-		fprintf(stderr, "ulpspawn: -t %ld: more tasks than the %ld ranks\n", o.tasks, total);
+		fprintf(stderr, "ulpspawn: -t %ld: more tasks than the %ld ranks\n", o.tasks,
+			total);
 		return 2;
 	}
 	if (!o.workers)
@@ -274,7 +286,8 @@ int main(int argc, char **argv)
 				unsigned c;
 
 				for (c = 0; c < o.ncpus; c++)
-					shifted[c] = o.cpus[(c + (unsigned)(k * o.workers)) % o.ncpus];
+					shifted[c] =
+					    o.cpus[(c + (unsigned)(k * o.workers)) % o.ncpus];
 				tattr.cpus = shifted;
 				tattr.ncpus = o.ncpus;
 			}
@@ -315,15 +328,18 @@ int main(int argc, char **argv)
 		if (!ri[r].ended)
 			continue;
 		code = WIFSIGNALED(ri[r].status) ? 128 + WTERMSIG(ri[r].status)
-						  : WEXITSTATUS(ri[r].status);
+						 : WEXITSTATUS(ri[r].status);
 		if (code) {
 			if (WIFSIGNALED(ri[r].status))
-				fprintf(stderr, "ulpspawn: rank %ld (%s, task %d): killed by SIG%s\n", r,
+				fprintf(stderr,
+					"ulpspawn: rank %ld (%s, task %d): killed by SIG%s\n", r,
 					ri[r].st.path, (int)ri[r].task,
 					sigabbrev_np(WTERMSIG(ri[r].status)) ?: "?");
 			else
-				fprintf(stderr, "ulpspawn: rank %ld (%s, task %d): exited with "
-						"status %d\n", r, ri[r].st.path, (int)ri[r].task, code);
+				fprintf(stderr,
+					"ulpspawn: rank %ld (%s, task %d): exited with "
+					"status %d\n",
+					r, ri[r].st.path, (int)ri[r].task, code);
 			if (!status)
 				status = code;
 		}

@@ -19,7 +19,8 @@ typedef struct ulp_ctx {
 
 typedef void (*ulp_arch_fn)(void *arg);
 
-/* Save the running context into *from and resume *to. Returns when someone switches back to from. */
+/* Save the running context into *from and resume *to. Returns when someone switches back to from.
+ */
 void ulp_arch_switch(ulp_ctx_t *from, ulp_ctx_t *to);
 
 /*
@@ -64,14 +65,12 @@ uintptr_t ulp_arch_trap_sp(void *uc);
  *   uintptr_t ulp_arch_tls_get(void);      the TLS register (fs base, tpidr_el0, %g7)
  *   void ulp_arch_tls_set(uintptr_t v);
  *   void *ulp_arch_self_get(void);         a per-kernel-thread pointer for the runtime that stays
- *   void ulp_arch_self_set(void *self);    valid while a foreign TLS is loaded where the arch allows
- *                                          (x86_64: gs; self must point at a word holding self)
- *   void ulp_arch_relax(void);             spin-wait hint (pause, yield, ...)
- *   long ulp_arch_syscall(nr, a1..a6);     raw system call, -errno on failure, errno untouched
- *   ULP_ARCH_SELF_SURVIVES_TLS             1 when self_get works with any TLS loaded
- *   ULP_ARCH_FRAME_SIZE                    bytes of the saved frame
- *   ULP_ARCH_SECCOMP_IP_HI                 offset of the high 32 bits of instruction_pointer
- *                                          in struct seccomp_data (byte order)
+ *   void ulp_arch_self_set(void *self);    valid while a foreign TLS is loaded where the arch
+ * allows (x86_64: gs; self must point at a word holding self) void ulp_arch_relax(void); spin-wait
+ * hint (pause, yield, ...) long ulp_arch_syscall(nr, a1..a6);     raw system call, -errno on
+ * failure, errno untouched ULP_ARCH_SELF_SURVIVES_TLS             1 when self_get works with any
+ * TLS loaded ULP_ARCH_FRAME_SIZE                    bytes of the saved frame ULP_ARCH_SECCOMP_IP_HI
+ * offset of the high 32 bits of instruction_pointer in struct seccomp_data (byte order)
  */
 #include "arch_impl.h"
 

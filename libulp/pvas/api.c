@@ -174,9 +174,10 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 		return -EINVAL;
 	backend = pick_backend(attr);
 	if (backend < 0) {
-		pvas_set_err(backend == -ENODEV
-				     ? "kmod backend: /dev/pvas is absent or not accessible (load pvas.ko)"
-				     : "ULP_BACKEND: expected 'user' or 'kmod'");
+		pvas_set_err(
+		    backend == -ENODEV
+			? "kmod backend: /dev/pvas is absent or not accessible (load pvas.ko)"
+			: "ULP_BACKEND: expected 'user' or 'kmod'");
 		return backend;
 	}
 	pthread_mutex_lock(&table_lock);
@@ -362,8 +363,8 @@ int pvas_kill(pvd_t pvd, int sig)
 
 /* ---- tasks and ULPs ---- */
 
-static int load(struct pvas *pv, int pvid, const char *file, char *const argv[],
-		char *const envp[], struct ulp_cb **cb)
+static int load(struct pvas *pv, int pvid, const char *file, char *const argv[], char *const envp[],
+		struct ulp_cb **cb)
 {
 	char err[512];
 	int rc;
@@ -386,8 +387,8 @@ pid_t pvas_spawn(pvd_t pvd, int pvid, const char *file, char *const argv[], char
 	return pvas_spawn_attr(pvd, pvid, file, argv, envp, NULL);
 }
 
-pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
-		      char *const envp[], const struct pvas_task_attr *attr)
+pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[], char *const envp[],
+		      const struct pvas_task_attr *attr)
 {
 	struct pvas *pv = get(pvd);
 	struct pvas_task *t;
@@ -536,7 +537,8 @@ int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st)
 		}
 		if (!pending)
 			return -ECHILD;
-		futex_wait_ms(&r->ended_seq, seq, 50); /* wakes at each ULP end; polls task deaths */
+		futex_wait_ms(&r->ended_seq, seq,
+			      50); /* wakes at each ULP end; polls task deaths */
 	}
 }
 

@@ -84,8 +84,8 @@ int ulp_kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char 
 	if (ioctl(r->kfd, PVAS_IOC_LOAD, &l) != 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s%s", path, strerror(-rc),
-			 rc == -ENOEXEC ? " (not an x86_64 position-independent executable; "
-					  "rebuild with -fPIE -pie)"
+			 rc == -ENOEXEC	 ? " (not an x86_64 position-independent executable; "
+					   "rebuild with -fPIE -pie)"
 			 : rc == -EACCES ? " (the module checks exec and read permission, noexec)"
 					 : "");
 		ulp_kmod_release(cb);

@@ -54,7 +54,8 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 		return -ENOMEM;
 	}
 	p = ulp_arch_syscall(SYS_mmap, (long)base, (long)size, PROT_NONE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1,
+			     0);
 	if ((unsigned long)p > -4096UL || (uintptr_t)p != base) {
 		if ((unsigned long)p <= -4096UL)
 			ulp_arch_syscall(SYS_munmap, p, (long)size, 0, 0, 0, 0);

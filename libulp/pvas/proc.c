@@ -16,7 +16,7 @@
 #define ENTRY_STACK (32 * 1024) /* below the initial sp: runs ulp_start, then the program's */
 
 _Static_assert(offsetof(struct ulp_cb, magic) == 0 && offsetof(struct ulp_cb, pvid) == 8 &&
-		       offsetof(struct ulp_cb, ops) == 16,
+		   offsetof(struct ulp_cb, ops) == 16,
 	       "libulp/guest reads these offsets");
 
 /* ---- what a guest can call (from ULP context: no TLS use) ---- */
@@ -67,18 +67,17 @@ static int guest_import(struct ulp_cb *cb, const char *name, void **addr)
 }
 
 static const struct ulp_guest_ops guest_ops = {
-	.version = 3,
-	.exec = pvas_guest_exec,
-	.barrier = pvas_names_barrier,
-	.get_pvid = guest_get_pvid,
-	.yield = guest_yield,
-	.switch_to = guest_switch,
-	.export_addr = guest_export,
-	.import_addr = guest_import,
+    .version = 3,
+    .exec = pvas_guest_exec,
+    .barrier = pvas_names_barrier,
+    .get_pvid = guest_get_pvid,
+    .yield = guest_yield,
+    .switch_to = guest_switch,
+    .export_addr = guest_export,
+    .import_addr = guest_import,
 };
 
 /* ---- life cycle ---- */
-
 
 static void ulp_start(void *arg)
 {
@@ -135,8 +134,8 @@ static void unclaim(struct pvas_region *r, int pvid)
 {
 	uintptr_t lo = r->base + (uintptr_t)pvid * r->part_size;
 
-	mmap((void *)lo, r->part_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-	     MAP_FIXED, -1, 0);
+	mmap((void *)lo, r->part_size, PROT_NONE,
+	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 	ulp_spin_lock(&r->lock);
 	r->used[pvid] = 0;
 	r->nused--;
@@ -157,7 +156,7 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 	pvid = claim(r, pvid);
 	if (pvid < 0) {
 		snprintf(err, errlen, "%s: %s", path,
-			 pvid == -ENOSPC ? "address space full: no free partition"
+			 pvid == -ENOSPC  ? "address space full: no free partition"
 			 : pvid == -EBUSY ? "partition already in use"
 					  : "partition number out of range");
 		return pvid;

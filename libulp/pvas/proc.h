@@ -12,10 +12,10 @@
 
 #include "ulp_sched.h"
 
-#define ULP_CB_MAGIC 0x50564153434231ull /* "PVASCB1" */
-#define ULP_CB_SIZE (64 * 1024)          /* the control block area at offset 0 of a partition */
-#define ULP_AT_PVAS_CB 0x50564153        /* private auxv tag: the control block's address */
-#define ULP_MAX_EXTENTS 1024             /* free ranges of the mmap area */
+#define ULP_CB_MAGIC 0x50564153434231ull   /* "PVASCB1" */
+#define ULP_CB_SIZE (64 * 1024)		   /* the control block area at offset 0 of a partition */
+#define ULP_AT_PVAS_CB 0x50564153	   /* private auxv tag: the control block's address */
+#define ULP_MAX_EXTENTS 1024		   /* free ranges of the mmap area */
 #define ULP_DEFAULT_BASE 0x100000000000ull /* 16 TiB */
 #define ULP_DEFAULT_REGION (64ull << 40)   /* 64 TiB */
 #define ULP_DEFAULT_PARTITION (4ull << 30) /* 4 GiB */
@@ -23,9 +23,9 @@
 
 enum ulp_cb_state {
 	ULP_CB_FREE,
-	ULP_CB_LOADED,  /* loaded, not started */
+	ULP_CB_LOADED,	/* loaded, not started */
 	ULP_CB_RUNNING, /* started (ready, running or blocked) */
-	ULP_CB_EXITED,  /* ended; status valid; partition kept until reaped */
+	ULP_CB_EXITED,	/* ended; status valid; partition kept until reaped */
 };
 
 struct pvas_region;
@@ -65,19 +65,19 @@ struct ulp_cb {
 	uintptr_t brk_start, brk_cur, brk_max; /* brk heap; pages mapped up to brk_mapped */
 	uintptr_t brk_mapped;
 	uintptr_t mmap_lo, mmap_hi; /* the mmap area */
-	uint32_t mm_lock;           /* guards the extents (one ULP runs on one worker at a time,
+	uint32_t mm_lock;	    /* guards the extents (one ULP runs on one worker at a time,
 				     * but the manager may read them) */
 	unsigned nfree;
 	struct ulp_extent free_ext[ULP_MAX_EXTENTS]; /* sorted, coalesced */
-	uintptr_t entry, sp;  /* where the program starts */
-	int exit_status;      /* exit code, valid when state == EXITED and !term_sig */
-	int term_sig;         /* killed by this signal (0: exited) */
+	uintptr_t entry, sp;			     /* where the program starts */
+	int exit_status; /* exit code, valid when state == EXITED and !term_sig */
+	int term_sig;	 /* killed by this signal (0: exited) */
 	uintptr_t fault_addr, fault_pc;
-	int final;            /* 1 once the exit path is done with this control block */
-	void *ptask;          /* the PVAS task it runs in (NULL: the launching process) */
-	unsigned std_closed;  /* fds 0-2 this ULP closed (kept open for the others) */
-	int rank;             /* for the tools: ULP_RANK */
-	void *user;           /* for the owner of the ULP */
+	int final;	     /* 1 once the exit path is done with this control block */
+	void *ptask;	     /* the PVAS task it runs in (NULL: the launching process) */
+	unsigned std_closed; /* fds 0-2 this ULP closed (kept open for the others) */
+	int rank;	     /* for the tools: ULP_RANK */
+	void *user;	     /* for the owner of the ULP */
 	char path[256];
 };
 
@@ -99,7 +99,6 @@ struct pvas_name {
 #define PVAS_SLOT_CLAIMED 1
 #define PVAS_SLOT_READY 2
 
-
 /* A barrier across ULPs (pvas_barrier), named; the waiting ULPs are suspended on it. */
 struct pvas_bar {
 	char name[PVAS_NAME_MAX];
@@ -116,13 +115,13 @@ struct pvas_region {
 	unsigned nused;
 	uint32_t names_lock;
 	unsigned nnames;
-	struct pvas_name *names; /* PVAS_MAX_NAMES */
+	struct pvas_name *names;    /* PVAS_MAX_NAMES */
 	_Atomic uint32_t ended_seq; /* futex: bumped each time a ULP ends */
 	uint32_t bar_lock;
 	unsigned nbars;
 	struct pvas_bar *bars; /* PVAS_MAX_BARRIERS */
-	void *owner;                /* the pvas handle that created it */
-	int kfd;                    /* kmod backend: the address-space object's fd, else -1 */
+	void *owner;	       /* the pvas handle that created it */
+	int kfd;	       /* kmod backend: the address-space object's fd, else -1 */
 };
 
 static inline int pvas_part_ready(const struct pvas_region *r, int pvid)

@@ -89,7 +89,7 @@ static int task_main(void *arg)
 	ulp_worker_enter(t->rt.workers[0]);
 	for (i = 1; i < t->rt.nworkers; i++) {
 		long r = ulp_arch_clone(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-						CLONE_THREAD | CLONE_SYSVSEM,
+					    CLONE_THREAD | CLONE_SYSVSEM,
 					t->stacks + (size_t)(i + 1) * PVAS_TASK_STACK, task_worker,
 					t->rt.workers[i]);
 		if (r < 0)
@@ -148,7 +148,8 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 			goto nomem;
 	}
 	if (attr && attr->cpus && attr->ncpus) {
-		t->ncpus = attr->ncpus < PVAS_TASK_MAX_WORKERS ? attr->ncpus : PVAS_TASK_MAX_WORKERS;
+		t->ncpus =
+		    attr->ncpus < PVAS_TASK_MAX_WORKERS ? attr->ncpus : PVAS_TASK_MAX_WORKERS;
 		memcpy(t->cpus, attr->cpus, t->ncpus * sizeof(int));
 	}
 	t->stacks_len = (size_t)(n + 1) * PVAS_TASK_STACK;

@@ -56,12 +56,14 @@ static size_t trap_size;
 
 /* Syscalls trapped from the region. */
 static const int trapped[] = {
-	SYS_exit,	     SYS_exit_group,   SYS_brk,	       SYS_mmap,
-	SYS_munmap,	     SYS_mremap,       SYS_arch_prctl, SYS_sched_yield,
-	SYS_set_tid_address, SYS_rseq,	       SYS_rt_sigaction, SYS_sigaltstack,
-	SYS_rt_sigprocmask,  SYS_clone,	       SYS_clone3,     SYS_fork,
-	SYS_vfork,	     SYS_execve,       SYS_execveat,   SYS_tgkill,
-	SYS_tkill,	     SYS_kill,	       SYS_close,
+    SYS_exit,		SYS_exit_group,	  SYS_brk,
+    SYS_mmap,		SYS_munmap,	  SYS_mremap,
+    SYS_arch_prctl,	SYS_sched_yield,  SYS_set_tid_address,
+    SYS_rseq,		SYS_rt_sigaction, SYS_sigaltstack,
+    SYS_rt_sigprocmask, SYS_clone,	  SYS_clone3,
+    SYS_fork,		SYS_vfork,	  SYS_execve,
+    SYS_execveat,	SYS_tgkill,	  SYS_tkill,
+    SYS_kill,		SYS_close,
 };
 #define NTRAPPED (sizeof(trapped) / sizeof(trapped[0]))
 
@@ -187,8 +189,8 @@ static long emu_mremap(struct ulp_cb *cb, long *a)
 		if (!to)
 			return -ENOMEM;
 	}
-	r = sys(SYS_mremap, (long)old, (long)old_len, (long)new_len,
-		MREMAP_MAYMOVE | MREMAP_FIXED, (long)to, 0);
+	r = sys(SYS_mremap, (long)old, (long)old_len, (long)new_len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		(long)to, 0);
 	if (is_err(r)) {
 		if (!(flags & MREMAP_FIXED))
 			ulp_mm_free(cb, to, new_len);

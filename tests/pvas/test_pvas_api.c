@@ -137,8 +137,8 @@ static void tasks_have_their_own_pids_and_share_memory(void **state)
 {
 	char tmpl[] = "/tmp/pvas-test-XXXXXX", path[256], *argv[] = {probe, "pidfile", path, NULL};
 	char *sargv[] = {share, NULL}, e0[32], e1[32], e2[32];
-	char *envs[3][3] = {{e0, "ULP_SIZE=3", NULL}, {e1, "ULP_SIZE=3", NULL},
-			    {e2, "ULP_SIZE=3", NULL}};
+	char *envs[3][3] = {
+	    {e0, "ULP_SIZE=3", NULL}, {e1, "ULP_SIZE=3", NULL}, {e2, "ULP_SIZE=3", NULL}};
 	pid_t t[3];
 	pvd_t pvd;
 	int i, st, pid;
@@ -222,13 +222,13 @@ static void crashing_ulp_ends_alone_in_its_task(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(create_destroy_and_bad_descriptors),
-		cmocka_unit_test(bad_pvid_and_busy_partition_are_refused),
-		cmocka_unit_test(destroy_refuses_live_tasks_unless_forced),
-		cmocka_unit_test(thousand_ulps_over_four_tasks_end_with_their_statuses),
-		cmocka_unit_test(tasks_have_their_own_pids_and_share_memory),
-		cmocka_unit_test(switch_to_a_ulp_of_another_task_is_eperm),
-		cmocka_unit_test(crashing_ulp_ends_alone_in_its_task),
+	    cmocka_unit_test(create_destroy_and_bad_descriptors),
+	    cmocka_unit_test(bad_pvid_and_busy_partition_are_refused),
+	    cmocka_unit_test(destroy_refuses_live_tasks_unless_forced),
+	    cmocka_unit_test(thousand_ulps_over_four_tasks_end_with_their_statuses),
+	    cmocka_unit_test(tasks_have_their_own_pids_and_share_memory),
+	    cmocka_unit_test(switch_to_a_ulp_of_another_task_is_eperm),
+	    cmocka_unit_test(crashing_ulp_ends_alone_in_its_task),
 	};
 	paths();
 	return cmocka_run_group_tests(tests, NULL, NULL);

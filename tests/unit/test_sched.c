@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Scheduler internals: the deque under concurrent steals, TLS swap on switch, stealing, sleeping. */
+/* Scheduler internals: the deque under concurrent steals, TLS swap on switch, stealing, sleeping.
+ */
 #include "check.h"
 
 #include <errno.h>
@@ -212,12 +213,12 @@ static void init_refuses_bad_environment_and_double_start(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(deque_pops_newest_first_and_top_pushes_last),
-		cmocka_unit_test(deque_hands_out_each_task_once_under_concurrent_steals),
-		cmocka_unit_test(switch_loads_each_tasks_tls),
-		cmocka_unit_test(idle_worker_steals_queued_work),
-		cmocka_unit_test(idle_worker_sleeps),
-		cmocka_unit_test(init_refuses_bad_environment_and_double_start),
+	    cmocka_unit_test(deque_pops_newest_first_and_top_pushes_last),
+	    cmocka_unit_test(deque_hands_out_each_task_once_under_concurrent_steals),
+	    cmocka_unit_test(switch_loads_each_tasks_tls),
+	    cmocka_unit_test(idle_worker_steals_queued_work),
+	    cmocka_unit_test(idle_worker_sleeps),
+	    cmocka_unit_test(init_refuses_bad_environment_and_double_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

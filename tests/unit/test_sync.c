@@ -202,11 +202,11 @@ static void barrier_of_1000_threads_does_not_hang(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(mutex_excludes_1000_threads),
-		cmocka_unit_test(mutex_reports_misuse),
-		cmocka_unit_test(cond_passes_every_item_from_producers_to_consumers),
-		cmocka_unit_test(cond_broadcast_wakes_all_waiters),
-		cmocka_unit_test(barrier_of_1000_threads_does_not_hang),
+	    cmocka_unit_test(mutex_excludes_1000_threads),
+	    cmocka_unit_test(mutex_reports_misuse),
+	    cmocka_unit_test(cond_passes_every_item_from_producers_to_consumers),
+	    cmocka_unit_test(cond_broadcast_wakes_all_waiters),
+	    cmocka_unit_test(barrier_of_1000_threads_does_not_hang),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -209,14 +209,14 @@ static void fini_refuses_while_threads_live(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(create_join_100k_threads_returns_each_value),
-		cmocka_unit_test(fib25_with_a_thread_per_call_is_right),
-		cmocka_unit_test(detached_threads_run_to_completion),
-		cmocka_unit_test(thread_exit_value_reaches_joiner),
-		cmocka_unit_test(join_self_is_deadlock_and_bad_args_are_einval),
-		cmocka_unit_test(create_runs_child_first_and_yield_goes_behind_ready_work),
-		cmocka_unit_test(keys_are_per_thread_and_destructors_run_at_exit),
-		cmocka_unit_test(fini_refuses_while_threads_live),
+	    cmocka_unit_test(create_join_100k_threads_returns_each_value),
+	    cmocka_unit_test(fib25_with_a_thread_per_call_is_right),
+	    cmocka_unit_test(detached_threads_run_to_completion),
+	    cmocka_unit_test(thread_exit_value_reaches_joiner),
+	    cmocka_unit_test(join_self_is_deadlock_and_bad_args_are_einval),
+	    cmocka_unit_test(create_runs_child_first_and_yield_goes_behind_ready_work),
+	    cmocka_unit_test(keys_are_per_thread_and_destructors_run_at_exit),
+	    cmocka_unit_test(fini_refuses_while_threads_live),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

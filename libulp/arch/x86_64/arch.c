@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 _Static_assert(ULP_FRAME_FPCTL == 0 && ULP_FRAME_R15 == 8 && ULP_FRAME_R14 == 16 &&
-		       ULP_FRAME_R13 == 24 && ULP_FRAME_R12 == 32 && ULP_FRAME_RBX == 40 &&
-		       ULP_FRAME_RBP == 48 && ULP_FRAME_RIP == 56 && ULP_ARCH_FRAME_SIZE == 64,
+		   ULP_FRAME_R13 == 24 && ULP_FRAME_R12 == 32 && ULP_FRAME_RBX == 40 &&
+		   ULP_FRAME_RBP == 48 && ULP_FRAME_RIP == 56 && ULP_ARCH_FRAME_SIZE == 64,
 	       "frame offsets must match the table in switch.S");
 _Static_assert(offsetof(ulp_ctx_t, sp) == 0, "switch.S reads ctx->sp at offset 0");
 

@@ -9,14 +9,14 @@
 /*
  * Saved frame, lowest address first (ctx->sp points at offset 0). Same table in switch.S.
  */
-#define ULP_FRAME_FPCTL 0  /* MXCSR (4 bytes), then x87 control word (2 bytes) */
+#define ULP_FRAME_FPCTL 0 /* MXCSR (4 bytes), then x87 control word (2 bytes) */
 #define ULP_FRAME_R15 8
 #define ULP_FRAME_R14 16
 #define ULP_FRAME_R13 24
 #define ULP_FRAME_R12 32
 #define ULP_FRAME_RBX 40
 #define ULP_FRAME_RBP 48
-#define ULP_FRAME_RIP 56   /* return address */
+#define ULP_FRAME_RIP 56 /* return address */
 #define ULP_ARCH_FRAME_SIZE 64
 
 #define ULP_ARCH_SELF_SURVIVES_TLS 1
