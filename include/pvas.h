@@ -76,7 +76,8 @@ pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
 int pvas_task_exec(pvd_t pvd, pid_t task, int pvid, const char *file, char *const argv[],
 		   char *const envp[]);
 
-/* Drop the hold of a task spawned with attr.hold: it ends once its ULPs have ended. */
+/* Drop the hold of a task spawned with attr.hold: it ends once its ULPs have ended. A held
+ * task counts as alive for pvas_destroy. Releasing twice is harmless. */
 int pvas_task_release(pvd_t pvd, pid_t task);
 
 /*

@@ -274,7 +274,23 @@ static void reap(struct pvas *pv, pid_t only, int block)
 	pthread_mutex_unlock(&pv->lock);
 }
 
-/* Tasks that still run ULPs. A task whose ULPs all ended is exiting: wait for it. */
+/* ULPs of task t that have not ended. */
+static unsigned running_ulps(struct pvas *pv, struct pvas_task *t)
+{
+	struct pvas_region *r = pv->region;
+	unsigned i, n = 0;
+
+	for (i = 0; i < r->nparts; i++) {
+		struct ulp_cb *cb = pvas_cb(r, (int)i);
+
+		n += pvas_part_ready(r, (int)i) && cb->ptask == t &&
+		     __atomic_load_n(&cb->state, __ATOMIC_ACQUIRE) != ULP_CB_EXITED;
+	}
+	return n;
+}
+
+/* Tasks that still run ULPs. A task none of whose ULPs runs is exiting (or was killed on its
+ * way out, before its count dropped): wait for it. */
 static int live_tasks(struct pvas *pv)
 {
 	unsigned i;
@@ -284,7 +300,8 @@ static int live_tasks(struct pvas *pv)
 	for (i = 0; i < pv->ntasks; i++) {
 		struct pvas_task *t = pv->tasks[i];
 
-		if (t->alive && atomic_load(&t->rt.live_tasks) == 0)
+		if (t->alive && !t->held &&
+		    (atomic_load(&t->rt.live_tasks) == 0 || !running_ulps(pv, t)))
 			reap(pv, t->pid, 1);
 		n += t->alive;
 	}

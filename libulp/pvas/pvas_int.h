@@ -20,6 +20,7 @@ struct pvas_task {
 	struct pvas *pv;
 	pid_t pid, manager_pid;
 	int alive;  /* not reaped yet */
+	int held;   /* spawned with attr.hold and not released */
 	int status; /* wait(2) status once reaped */
 	unsigned next_worker;
 	int cpus[PVAS_TASK_MAX_WORKERS];

@@ -163,7 +163,8 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	first->ptask = t;
 	first->task.worker = t->rt.workers[0];
 	first->state = ULP_CB_RUNNING;
-	atomic_store(&t->rt.live_tasks, 1 + (attr && attr->hold ? 1 : 0));
+	t->held = attr && attr->hold;
+	atomic_store(&t->rt.live_tasks, 1 + t->held);
 	ulp_deque_push_bottom(&t->rt.workers[0]->dq, &first->task);
 	t->manager_pid = getpid();
 	t->alive = 1;
@@ -214,6 +215,9 @@ int pvas_task_add(struct pvas_task *t, struct ulp_cb *cb, struct ulp_worker *nea
 
 void pvas_task_unhold(struct pvas_task *t)
 {
+	if (!t->held)
+		return;
+	t->held = 0;
 	if (atomic_fetch_sub(&t->rt.live_tasks, 1) == 1) {
 		atomic_store(&t->rt.shutdown, 1);
 		ulp_sched_wake_all(&t->rt);
