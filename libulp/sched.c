@@ -366,15 +366,21 @@ static void after_resume(void *arg)
 	ulp_task_resume(arg);
 }
 
-void ulp_task_yield(struct ulp_task *self)
+static struct ulp_task *steal(struct ulp_worker *w);
+
+int ulp_task_yield(struct ulp_task *self)
 {
 	struct ulp_worker *w = self->worker;
 	struct ulp_task *next = next_ready(w);
 
+	/* Nothing here: take work from another worker rather than spin on this one. */
+	if (!next && !self->pinned)
+		next = steal(w);
 	if (!next)
-		return;
+		return 0;
 	self->state = ULP_READY;
 	switch_to(w, self, next, self->pinned ? after_resume : after_push_top, self);
+	return 1;
 }
 
 void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to)

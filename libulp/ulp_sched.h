@@ -163,8 +163,9 @@ void ulp_task_resume_pair(struct ulp_task *first, struct ulp_task *then);
  */
 void ulp_task_suspend(struct ulp_task *self, void (*after)(void *), void *arg);
 
-/* Queue self behind the ready work and run the next task; returns at once when there is none. */
-void ulp_task_yield(struct ulp_task *self);
+/* Queue self behind the ready work of its worker (stealing some when it has none) and run the
+ * next task; returns at once when there is none. */
+int ulp_task_yield(struct ulp_task *self); /* 0 when there was nothing else to run */
 
 /* Switch straight to `to` (which must be READY and not queued: the caller took it from where it
  * was), queueing self at the top of the deque. Used by pvas_ulp_switch. */

@@ -28,7 +28,10 @@ static int guest_get_pvid(struct ulp_cb *cb)
 
 static int guest_yield(struct ulp_cb *cb)
 {
-	ulp_task_yield(&cb->task);
+	/* Nothing else to run in this task: the CPU may be wanted by another task (another
+	 * process), which is waiting for us as much as we for it. */
+	if (!ulp_task_yield(&cb->task))
+		ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 	return 0;
 }
 

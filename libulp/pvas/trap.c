@@ -328,8 +328,7 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 		r = emu_arch_prctl(cb, a[0], a[1]);
 		break;
 	case SYS_sched_yield:
-		ulp_task_yield(&cb->task);
-		r = 0;
+		r = ulp_task_yield(&cb->task) ? 0 : sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 		break;
 	case SYS_set_tid_address:
 		r = cb->task.worker->tid; /* no clear-tid address: a ULP is no kernel thread */
