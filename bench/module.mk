@@ -67,3 +67,40 @@ run-bench-ulp: $(ULP_BENCH_BINS) $(ULP_BENCH_GUESTS) $(O)/bin/ulpexec $(O)/libul
 	done
 BENCH_TARGETS += run-bench-ulp
 endif
+
+# Reproductions of the seed papers' figures, data and plots under docs/results/ (docs/benchmarks.md).
+# fig7: context switch among P processes / threads / ULTs / ULPs on one CPU (x86_64: ULPs).
+ifeq ($(ARCH),x86_64)
+$(O)/bench/fig7.o: CPPFLAGS += -Ilibulp/pvas -Iloader
+$(O)/bench/fig7: $(O)/bench/fig7.o $(O)/bench/ulp_common.o $(BENCH_COMMON) $(O)/libulp.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_ULP)
+
+$(O)/bench/fig7_guest: bench/fig7_guest.c $(O)/libpvas-guest.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -O2 -g $(WARN) -Iinclude -fPIE -static-pie -o $@ $^
+endif
+
+# run-bench-figs: every reproduction (bench/run-figs.sh), data and plots into RESULTS_DIR. Built
+# on the way: the ucontext variant of bench/fib and bench/create in $(O)/ucontext
+# (ULP_SWITCH=ucontext), and examples/mpi_like's MPI program by examples/'s own rule once more,
+# with Open MPI's compiler, into $(O)/bench/ompi (when examples/mpi_like and mpicc.openmpi exist).
+# `make plots` redraws the PNGs from the .dat files without measuring.
+RESULTS_DIR ?= docs/results
+ML_OMPICC ?= $(firstword $(shell command -v mpicc.openmpi 2>/dev/null))
+FIG_OPTIONAL := $(if $(ML_DIR),$(ML_DIR)/mpi_like_prog $(if $(ML_MPICC),$(ML_DIR)/mpi_like_prog.mpi))
+.PHONY: run-bench-figs plots
+run-bench-figs: $(O)/bench/fib $(O)/bench/create $(FIG_OPTIONAL) \
+		$(if $(filter x86_64,$(ARCH)),$(O)/bench/fig7 $(O)/bench/fig7_guest $(ULP_BENCH_BINS) \
+		$(ULP_BENCH_GUESTS) $(O)/bin/ulpexec)
+	$(Q)$(if $(filter x86_64,$(ARCH)),$(MAKE) --no-print-directory O=$(O)/ucontext \
+		ULP_SWITCH=ucontext $(O)/ucontext/bench/fib $(O)/ucontext/bench/create)
+	$(Q)$(if $(and $(ML_DIR),$(ML_OMPICC)),$(MAKE) --no-print-directory ML_DIR=$(O)/bench/ompi \
+		ML_MPICC=$(ML_OMPICC) $(O)/bench/ompi/mpi_like_prog.mpi || \
+		echo "bench: the Open MPI build of mpi_like_prog failed; its column is skipped" >&2)
+	$(Q)sh bench/run-figs.sh $(O) $(RESULTS_DIR)
+BENCH_TARGETS += run-bench-figs
+
+plots:
+	$(Q)sh bench/plot.sh $(RESULTS_DIR)
