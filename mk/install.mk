@@ -15,6 +15,7 @@ install-files: all
 	install -m 644 $(O)/libulp-core.a $(DESTDIR)$(LIBDIR)/
 	[ ! -f $(O)/libulp.a ] || install -m 644 $(O)/libulp.a $(O)/libpvas-guest.a $(DESTDIR)$(LIBDIR)/
 	[ ! -f $(O)/bin/ulpexec ] || install -m 755 $(O)/bin/ulpexec $(DESTDIR)$(BINDIR)/
+	[ ! -f $(O)/bin/ulpspawn ] || install -m 755 $(O)/bin/ulpspawn $(DESTDIR)$(BINDIR)/
 	install -m 644 $(O)/libulp.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	if ls docs/man/*.[0-9] >/dev/null 2>&1; then for m in docs/man/*.[0-9]; do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done; fi
