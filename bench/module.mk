@@ -104,3 +104,6 @@ BENCH_TARGETS += run-bench-figs
 
 plots:
 	$(Q)sh bench/plot.sh $(RESULTS_DIR)
+
+# run-bench-mpi-like (bench/mpi_like.mk): mpi_like_prog, 64 ranks, ULPs against MPICH
+-include bench/mpi_like.mk
