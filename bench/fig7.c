@@ -26,6 +26,11 @@
  *
  * The process and thread variants run in a helper process forked before the syscall trap is
  * installed (bench/ulp_common.h), so they run without the seccomp filter.
+ *
+ * fig7_cost lines give what explains the numbers on a given machine, measured first (pinned, no
+ * seccomp filter yet): a system call (getppid), arch_prctl(ARCH_SET_FS) (how ULP switches load
+ * the TLS register without FSGSBASE), a page fault, and a page fault that also needs a new
+ * page-table page.
  */
 #include "bench.h"
 #include "ulp.h"
@@ -266,6 +271,64 @@ static double ulp_run(int p, long yields, int tls)
 	return (double)(t[1] - t[0]) / ((double)p * (double)yields);
 }
 
+/* ---- what kernel entries cost on this machine, to read the numbers above ---- */
+
+enum { C_SYSCALL, C_PRCTL, C_FAULT, C_PTPAGE, NCOST };
+static const char *cost_name[NCOST] = {"syscall", "arch_prctl_set_fs", "page_fault",
+				       "page_fault_new_page_table"};
+
+/* One sample of cost k: ns per operation. */
+static double cost_sample(int k)
+{
+	const long n = k == C_SYSCALL ? 2000 : k == C_PRCTL ? 500 : 512;
+	/* faults: 512 pages in one 2 MiB range (one page-table page for all), or one page in
+	 * each of 512 ranges of 2 MiB (a new page-table page for each) */
+	const size_t step = k == C_PTPAGE ? 2u << 20 : 4096, len = (size_t)n * step;
+	unsigned long fs = 0;
+	char *base = NULL, *p = NULL;
+	uint64_t t0;
+	long i;
+
+	if (k == C_PRCTL)
+		syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &fs);
+	if (k == C_FAULT || k == C_PTPAGE) {
+		/* 2 MiB aligned, no transparent huge pages: one fault per touched 4 KiB page */
+		base = mmap(NULL, len + (2u << 20), PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (base == MAP_FAILED)
+			return 0;
+		madvise(base, len + (2u << 20), MADV_NOHUGEPAGE);
+		p = (char *)(((uintptr_t)base + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+	}
+	t0 = bench_now_ns();
+	for (i = 0; i < n; i++) {
+		if (k == C_SYSCALL)
+			syscall(SYS_getppid);
+		else if (k == C_PRCTL)
+			syscall(SYS_arch_prctl, 0x1002 /* ARCH_SET_FS: the value it holds */, fs);
+		else
+			((volatile char *)p)[(size_t)i * step] = 1;
+	}
+	t0 = bench_now_ns() - t0;
+	if (base)
+		munmap(base, len + (2u << 20));
+	return (double)t0 / (double)n;
+}
+
+/* Before the trap is installed: plain kernel entries, no seccomp filter on the way. */
+static void print_costs(void)
+{
+	double v[7];
+	int k, r;
+
+	for (k = 0; k < NCOST; k++) {
+		for (r = 0; r < 7; r++)
+			v[r] = cost_sample(k);
+		printf("BENCH fig7_cost op=%s ns=%.0f min_ns=%.0f\n", cost_name[k],
+		       bench_median(v, 7), bench_min(v, 7));
+	}
+}
+
 static void serve(const struct ulpb_req *req, struct ulpb_rep *rep)
 {
 	kernel_run(req, rep);
@@ -291,6 +354,7 @@ int main(void)
 	rc = bench_pin(cpu);
 	if (rc)
 		bench_give_up(PROG, "sched_setaffinity to BENCH_CPU", -rc);
+	print_costs();
 	ulpb_helper_start(PROG, serve);
 	ulpb_runtime_start(PROG, 1);
 	guest = ulpb_sibling(PROG, "fig7_guest");

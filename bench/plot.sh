@@ -19,7 +19,8 @@ set key below box width 1 spacing 1.1
 set bmargin 9
 set style data linespoints
 set pointsize 1.2
-set datafile missing 'nan'"
+set datafile missing 'nan'
+set offsets 0, 0, graph 0.08, 0"
 
 draw() { # name: gnuplot script on stdin
 	if [ ! -s "$R/$1.dat" ]; then

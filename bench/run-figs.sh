@@ -280,11 +280,29 @@ summary() {
 		print "|---|---|---|---|---|---|---|---|---|---|" }
 		!/^#/ { printf "| %s | %s | %.0f | %.0f | %.0f | %s | %.1f | %.2f | %.2f | %.0f |\n", $1, $7, $2, $3, $5,
 			$6 == "nan" ? "-" : sprintf("%.0f", $6), $4, $2 / $5, $3 / $5, $5 / $4 }'
+	if [ -s "$R/fig7.out" ]; then
+		echo "What a kernel entry costs here (fig7_cost lines, measured first in the same run):"
+		echo
+		echo "| operation | ns |"
+		echo "|---|---|"
+		awk '/^BENCH fig7_cost / { sub("op=", "", $3); sub("ns=", "", $4); print "| " $3 " | " $4 " |" }' \
+			"$R/fig7.out"
+		echo
+	fi
 	echo "## fib(30) and create+join: assembly switch vs ucontext (bench/fib.c, bench/create.c)"
 	echo
 	table "$R/fig6_fib.dat" 'BEGIN { print "| workers | asm ms | ucontext ms | ucontext / asm | asm ns/thread | ucontext ns/thread |"
 		print "|---|---|---|---|---|---|" }
 		!/^#/ { printf "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", $1, $2, $3, $3 / $2, $4, $5 }'
+	if [ -s "$R/fig6.out" ]; then
+		for v in asm ucontext; do
+			echo "- $v: 2 workers / 1 worker speedup" \
+				"$(val "^BENCH fib switch=$v .*workers=2 " speedup_vs_1w < "$R/fig6.out");" \
+				"what two CPUs gave plain fib at the time (fib_machine):" \
+				"$(val "^BENCH fib_machine switch=$v " speedup < "$R/fig6.out")"
+		done
+		echo
+	fi
 	table "$R/fig6_create.dat" 'BEGIN { print "| switch | create+join ns (ult creator) | (main creator) | fcontext switch ns |"
 		print "|---|---|---|---|" }
 		!/^#/ { printf "| %s | %.1f | %.1f | %.1f |\n", $1, $2, $3, $4 }'
