@@ -111,7 +111,7 @@ int ulpb_ulp_reap(const char *prog, struct ulp_cb *cb)
 {
 	int code = ulpb_ulp_wait(prog, cb);
 
-	ulp_proc_release(cb, 0);
+	ulp_proc_release(cb, NULL, NULL);
 	return code;
 }
 

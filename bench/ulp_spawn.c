@@ -64,7 +64,7 @@ static struct sample run_ulps(const char *guest, long n)
 		bad |= ulpb_ulp_wait(PROG, cbs[i]);
 	t2 = bench_now_ns();
 	for (i = 0; i < n; i++)
-		ulp_proc_release(cbs[i], 0);
+		ulp_proc_release(cbs[i], NULL, NULL);
 	if (bad)
 		bench_give_up(PROG, "a ULP did not exit 0", EIO);
 	s.ns = (double)(bench_now_ns() - t0);

@@ -154,11 +154,9 @@ static int deque_remove(struct ulp_deque *d, struct ulp_task *t)
 	return found;
 }
 
-int ulp_task_unqueue(struct ulp_task *t)
+int ulp_task_unqueue(struct ulp_runtime *rt, struct ulp_task *t)
 {
 	unsigned i;
-
-	struct ulp_runtime *rt = t->worker ? t->worker->rt : &ulp_rt;
 
 	for (i = 0; i < rt->nworkers; i++)
 		if (deque_remove(&rt->workers[i]->dq, t))

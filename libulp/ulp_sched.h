@@ -189,8 +189,9 @@ long ulp_live_count(struct ulp_runtime *rt);
  * waited for already. */
 int ulp_task_wait(struct ulp_task *self, struct ulp_task *t);
 
-/* Try to take `t` out of whatever deque holds it (for directed switches). 1 when taken. */
-int ulp_task_unqueue(struct ulp_task *t);
+/* Take t out of whichever deque of rt holds it (directed switches). 1 when taken. Compares
+ * pointers only: t need not be valid memory. */
+int ulp_task_unqueue(struct ulp_runtime *rt, struct ulp_task *t);
 
 /* Set the TLS a task runs with (own_tls=1) and load it when t is the running task. */
 void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls);

@@ -7,7 +7,8 @@ for what in "${@:-build}"; do
 	case "$what" in
 	build) ;;
 	check) want="$want libcmocka-dev g++ gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-		gcc-sparc64-linux-gnu libc6-dev-sparc64-cross qemu-user-static libboost-context-dev" ;;
+		gcc-sparc64-linux-gnu libc6-dev-sparc64-cross qemu-user-static libboost-context-dev \
+		mpich libmpich-dev cppcheck clang-format" ;;
 	demo) want="$want mpich libmpich-dev" ;;
 	bench) want="$want libboost-context-dev g++ mpich libmpich-dev openmpi-bin libopenmpi-dev gnuplot-nox" ;;
 	kmod) want="$want linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod" ;;

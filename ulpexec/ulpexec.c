@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 			if (!status)
 				status = code;
 		}
-		ulp_proc_release(cbs[rank], 0);
+		ulp_proc_release(cbs[rank], NULL, NULL);
 	}
 	ulp_fini();
 	pvas_region_destroy(region);

@@ -75,7 +75,7 @@ static void serve_exec(struct pvas *pv, struct pvas_req *rq)
 	 * new ULP to run first. Nothing of rq or of the caller is touched once it is resumed: it
 	 * may end, and its partition go, at once. */
 	if (pvas_task_adopt(t, cb, from->task.worker) != 0) {
-		ulp_proc_release(cb, 0); /* cannot happen: the caller keeps the task alive */
+		ulp_proc_release(cb, NULL, NULL); /* cannot happen: the caller holds the task */
 		rq->result = -ESRCH;
 		ulp_task_resume(&from->task);
 		return;
@@ -247,6 +247,7 @@ static void task_died(struct pvas *pv, struct pvas_task *t, int status)
 		if (!pvas_part_ready(r, (int)i) || cb->ptask != t || cb->state == ULP_CB_EXITED)
 			continue;
 		cb->term_sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+		r->running[i] = 0;
 		cb->state = ULP_CB_EXITED;
 		cb->final = 1;
 	}
@@ -272,6 +273,21 @@ static void reap(struct pvas *pv, pid_t only, int block)
 			task_died(pv, t, st);
 	}
 	pthread_mutex_unlock(&pv->lock);
+}
+
+/* For ulp_proc_release: has the task died (reaped now if it has)? */
+static int task_gone(void *arg)
+{
+	struct pvas_task *t = arg;
+
+	reap(t->pv, t->pid, 0);
+	return !t->alive;
+}
+
+static int gone_always(void *arg)
+{
+	(void)arg;
+	return 1; /* pvas_destroy: every task has been reaped */
 }
 
 /* ULPs of task t that have not ended. */
@@ -320,7 +336,7 @@ static void destroy(struct pvas *pv)
 		pthread_join(pv->server, NULL);
 	for (i = 0; i < r->nparts; i++)
 		if (r->used[i])
-			ulp_proc_release(pvas_cb(r, (int)i), 1);
+			ulp_proc_release(pvas_cb(r, (int)i), gone_always, NULL);
 	for (i = 0; i < pv->ntasks; i++)
 		pvas_task_free(pv->tasks[i]);
 	free(pv->tasks);
@@ -424,7 +440,7 @@ pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
 
 		if (!n) {
 			pthread_mutex_unlock(&pv->lock);
-			ulp_proc_release(cb, 1);
+			ulp_proc_release(cb, NULL, NULL);
 			return -ENOMEM;
 		}
 		pv->tasks = n;
@@ -434,7 +450,7 @@ pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
 	if (rc) {
 		pthread_mutex_unlock(&pv->lock);
 		pvas_set_err("pvas_spawn: %s: creating the task: %s", file, strerror(-rc));
-		ulp_proc_release(cb, 1);
+		ulp_proc_release(cb, NULL, NULL);
 		return rc;
 	}
 	pv->tasks[pv->ntasks++] = t;
@@ -476,7 +492,7 @@ int pvas_task_exec(pvd_t pvd, pid_t task, int pvid, const char *file, char *cons
 	rc = pvas_task_add(t, cb, NULL);
 	if (rc) {
 		pvas_set_err("pvas_task_exec: PVAS task %d has ended", (int)task);
-		ulp_proc_release(cb, 1);
+		ulp_proc_release(cb, NULL, NULL);
 		return rc;
 	}
 	return cb->pvid;
@@ -549,7 +565,7 @@ int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st)
 				*status = wait_status(cb);
 			if (st)
 				fill_stats(cb, (int)i, st);
-			ulp_proc_release(cb, !((struct pvas_task *)cb->ptask)->alive);
+			ulp_proc_release(cb, task_gone, cb->ptask);
 			return (int)i;
 		}
 		if (!pending)

@@ -44,9 +44,13 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 	r->part_size = part_size;
 	r->nparts = (unsigned)(size / part_size);
 	r->used = calloc(r->nparts, 1);
+	r->running = calloc(r->nparts, 1);
+	r->slot_task = calloc(r->nparts, sizeof(void *));
 	r->names = calloc(PVAS_MAX_NAMES, sizeof(*r->names));
 	r->bars = calloc(PVAS_MAX_BARRIERS, sizeof(*r->bars));
-	if (!r->used || !r->names || !r->bars) {
+	if (!r->used || !r->names || !r->bars || !r->running || !r->slot_task) {
+		free(r->running);
+		free(r->slot_task);
 		free(r->used);
 		free(r->names);
 		free(r->bars);
@@ -60,6 +64,8 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 		if ((unsigned long)p <= -4096UL)
 			ulp_arch_syscall(SYS_munmap, p, (long)size, 0, 0, 0, 0);
 		free(r->used);
+		free(r->running);
+		free(r->slot_task);
 		free(r->names);
 		free(r->bars);
 		free(r);
@@ -77,6 +83,8 @@ void pvas_region_destroy(struct pvas_region *r)
 	ulp_arch_syscall(SYS_munmap, (long)r->base, (long)r->size, 0, 0, 0, 0);
 	free(r->names);
 	free(r->bars);
+	free(r->running);
+	free(r->slot_task);
 	free(r->used);
 	free(r);
 }

@@ -39,17 +39,23 @@ static int guest_switch(struct ulp_cb *cb, int pvid)
 {
 	struct ulp_cb *to = pvas_cb(cb->region, pvid);
 
+	struct pvas_region *r = cb->region;
+
 	if (!to)
 		return -EINVAL;
 	if (to == cb)
 		return 0;
-	if (!pvas_part_ready(cb->region, pvid) || to->magic != ULP_CB_MAGIC ||
-	    to->state != ULP_CB_RUNNING)
+	/* The target may end and its partition be unmapped at any moment: decide from the
+	 * region's own arrays (never unmapped), not from its control block, and take no lock a
+	 * killed task could leave held. */
+	if (!pvas_part_ready(r, pvid) || !__atomic_load_n(&r->running[pvid], __ATOMIC_ACQUIRE))
 		return -ESRCH;
-	if (to->ptask != cb->ptask)
+	if (__atomic_load_n(&r->slot_task[pvid], __ATOMIC_RELAXED) != cb->ptask)
 		return -EPERM; /* another PVAS task: another process, it cannot run here */
-	if (!ulp_task_unqueue(&to->task))
-		return -EAGAIN; /* running on another worker, or blocked */
+	/* Found in a queue of our own task means ready, so alive: nobody else can run it now. The
+	 * search compares pointers only, so a target that ended meanwhile is simply not found. */
+	if (!ulp_task_unqueue(cb->task.worker->rt, &to->task))
+		return -EAGAIN; /* running on another worker, blocked, or ended */
 	ulp_task_yield_to(&cb->task, &to->task);
 	return 0;
 }
@@ -98,6 +104,7 @@ static void ulp_on_exit(struct ulp_task *t)
 	struct pvas_region *r = cb->region;
 	struct ulp_task *joiner;
 
+	__atomic_store_n(&r->running[cb->pvid], 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&cb->state, ULP_CB_EXITED, __ATOMIC_RELEASE);
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner && joiner != ULP_JOIN_DETACHED)
@@ -137,6 +144,10 @@ static void unclaim(struct pvas_region *r, int pvid)
 {
 	uintptr_t lo = r->base + (uintptr_t)pvid * r->part_size;
 
+	/* Unpublish first (see guest_switch), then unmap. */
+	__atomic_store_n(&r->used[pvid], PVAS_SLOT_CLAIMED, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->running[pvid], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->slot_task[pvid], NULL, __ATOMIC_RELAXED);
 	mmap((void *)lo, r->part_size, PROT_NONE,
 	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 	ulp_spin_lock(&r->lock);
@@ -235,11 +246,21 @@ loaded:
 	return 0;
 }
 
+void ulp_proc_set_running(struct ulp_cb *cb, void *ptask)
+{
+	struct pvas_region *r = cb->region;
+
+	cb->ptask = ptask;
+	cb->state = ULP_CB_RUNNING;
+	__atomic_store_n(&r->slot_task[cb->pvid], ptask, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->running[cb->pvid], 1, __ATOMIC_RELEASE);
+}
+
 int ulp_proc_start(struct ulp_cb *cb)
 {
 	if (cb->state != ULP_CB_LOADED)
 		return -EINVAL;
-	cb->state = ULP_CB_RUNNING;
+	ulp_proc_set_running(cb, NULL);
 	atomic_fetch_add(&ulp_rt.live_tasks, 1);
 	ulp_task_resume(&cb->task);
 	return 0;
@@ -256,13 +277,15 @@ int ulp_proc_wait(struct ulp_cb *cb)
 	return ulp_task_wait(w->cur, &cb->task);
 }
 
-void ulp_proc_release(struct ulp_cb *cb, int task_dead)
+void ulp_proc_release(struct ulp_cb *cb, int (*gone)(void *arg), void *arg)
 {
 	/* The exit path may still be finishing on its worker: wait for its final store, unless
-	 * the PVAS task running it is gone (killed). */
-	while (cb->state == ULP_CB_EXITED && !task_dead &&
-	       !__atomic_load_n(&cb->final, __ATOMIC_ACQUIRE))
+	 * the PVAS task running it is gone (killed, maybe right on that path). */
+	while (cb->state == ULP_CB_EXITED && !__atomic_load_n(&cb->final, __ATOMIC_ACQUIRE)) {
+		if (gone && gone(arg))
+			break;
 		sched_yield();
+	}
 	pvas_names_drop(cb->region, cb->pvid);
 	if (cb->region->kfd >= 0)
 		ulp_kmod_release(cb);

@@ -112,6 +112,10 @@ struct pvas_region {
 	unsigned nparts;
 	uint32_t lock;
 	unsigned char *used; /* nparts bytes: PVAS_SLOT_FREE / _CLAIMED / _READY */
+	/* What other ULPs may ask of a partition without touching its control block, which may
+	 * be unmapped at any moment: started and not ended, and the PVAS task it runs in. */
+	unsigned char *running;
+	void **slot_task;
 	unsigned nused;
 	uint32_t names_lock;
 	unsigned nnames;
@@ -159,12 +163,15 @@ long long ulp_parse_size(const char *s);
  */
 int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const argv[],
 		  char *const envp[], struct ulp_cb **out, char *err, size_t errlen);
+/* Mark a loaded ULP as running in PVAS task `ptask` (NULL: the launching process). */
+void ulp_proc_set_running(struct ulp_cb *cb, void *ptask);
 /* Queue a loaded ULP on the scheduler (call from inside the runtime). */
 int ulp_proc_start(struct ulp_cb *cb);
 /* Wait for the ULP to end (from a runtime thread); the status stays in the control block. */
 int ulp_proc_wait(struct ulp_cb *cb);
-/* Give the partition back (after it ended, was never started, or its task died). */
-void ulp_proc_release(struct ulp_cb *cb, int task_dead);
+/* Give the partition back (after it ended, was never started, or its task died). If it ended,
+ * wait until its exit path is done with it, unless gone(arg) says the task running it died. */
+void ulp_proc_release(struct ulp_cb *cb, int (*gone)(void *arg), void *arg);
 /* Wait-status-like code: exit status, or 128 + signal. */
 int ulp_proc_exit_code(const struct ulp_cb *cb);
 /* One line describing how it ended ("exited with status 3", "killed by SIGSEGV at 0x..."). */

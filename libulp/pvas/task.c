@@ -160,9 +160,8 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 		goto nomem;
 	}
 	/* The first ULP is queued before the task exists: nothing can race with it. */
-	first->ptask = t;
 	first->task.worker = t->rt.workers[0];
-	first->state = ULP_CB_RUNNING;
+	ulp_proc_set_running(first, t);
 	t->held = attr && attr->hold;
 	atomic_store(&t->rt.live_tasks, 1 + t->held);
 	ulp_deque_push_bottom(&t->rt.workers[0]->dq, &first->task);
@@ -172,6 +171,8 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	if (pid < 0) {
 		first->state = ULP_CB_LOADED;
 		first->ptask = NULL;
+		first->region->running[first->pvid] = 0;
+		first->region->slot_task[first->pvid] = NULL;
 		pvas_task_free(t);
 		return (int)pid;
 	}
@@ -198,9 +199,8 @@ int pvas_task_adopt(struct pvas_task *t, struct ulp_cb *cb, struct ulp_worker *n
 {
 	if (!t->alive || live_inc(t))
 		return -ESRCH;
-	cb->ptask = t;
 	cb->task.worker = near ? near : t->rt.workers[t->next_worker++ % t->rt.nworkers];
-	cb->state = ULP_CB_RUNNING;
+	ulp_proc_set_running(cb, t);
 	return 0;
 }
 

@@ -27,3 +27,4 @@ check-integ: $(INTEG_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $(O)/examples/pap
 	$(Q)$(RUN_TEST) integ-ulpspawn sh tests/integ/ulpspawn.sh $(O)
 CHECK_TARGETS += check-integ
 endif
+-include tests/integ/mpi_like.mk

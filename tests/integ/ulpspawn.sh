@@ -48,6 +48,10 @@ if expect 1 "$S" -n 5 -t 2 "$P/probe" exitrank 4 && grep -q 'rank 3 .*status 3' 
 	ok "exit status is the first non-zero by rank"
 else no "exit status is the first non-zero by rank"; fi
 
+if expect 0 "$S" -n 64 "$P/probe" switchall && expect 0 "$S" -n 64 -w 1 "$P/probe" switchall; then
+	ok "pvas_ulp_switch to ULPs that are ending never faults"
+else no "pvas_ulp_switch to ULPs that are ending never faults"; fi
+
 # Ending ulpspawn ends every task: no process is left behind.
 for sig in TERM INT KILL; do
 	"$S" -n 4 -t 4 -w 1 "$P/probe" spin >"$T/out" 2>&1 &

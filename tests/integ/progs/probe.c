@@ -7,6 +7,8 @@
  *   switch PVID     exit with -pvas_ulp_switch(PVID) (0 when it worked)
  *   spin            print "pid P" and yield forever
  *   crash           dereference NULL
+ *   switchall       rank 0 keeps switching to every other rank while they end (the switch must
+ *                   not touch a partition being released), the others yield a little and exit
  */
 #include <errno.h>
 #include <stdio.h>
@@ -46,8 +48,23 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		for (;;) {
 			pvas_yield();
-			usleep(1000); /* blocks this worker a moment: enough for a test that kills us */
+			usleep(1000); /* blocks this worker a moment: enough for a test that kills
+					 us */
 		}
+	}
+	if (!strcmp(argv[1], "switchall") && rank) {
+		int r = atoi(rank), size = atoi(getenv("ULP_SIZE")), i, gone;
+
+		if (r) {
+			for (i = 0; i < r * 3; i++)
+				pvas_yield();
+			return 0;
+		}
+		do {
+			for (gone = 0, i = 1; i < size; i++)
+				gone += pvas_ulp_switch(pvid + i) == -ESRCH;
+		} while (gone != size - 1);
+		return 0;
 	}
 	if (!strcmp(argv[1], "crash"))
 		return *(volatile int *)8;
