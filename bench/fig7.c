@@ -59,8 +59,7 @@
 enum { PROCS, THREADS, ULT, ULP_PRCTL, ULP_WRFS, NIMPL };
 enum { OP_PROCS = 1, OP_THREADS };
 
-static const char *impl_name[NIMPL] = {"procs", "threads", "ult", "ulp_arch_prctl",
-				       "ulp_wrfsbase"};
+static const char *impl_name[NIMPL] = {"procs", "threads", "ult", "ulp_arch_prctl", "ulp_wrfsbase"};
 
 static char *guest;
 static int res_rd, res_wr;
@@ -133,8 +132,8 @@ static void *thread_member(void *arg)
  * counted context switches per yield in v[1]. */
 static void kernel_run(const struct ulpb_req *req, struct ulpb_rep *rep)
 {
-	struct meet *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			      -1, 0);
+	struct meet *m =
+	    mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pthread_t *th = NULL;
 	pthread_attr_t attr;
 	long i, started = 0;
@@ -250,8 +249,9 @@ static double ulp_run(int p, long yields, int tls)
 	snprintf(it, sizeof(it), "%ld", yields);
 	snprintf(fd, sizeof(fd), "%d", res_wr);
 	ulp_arch_tls_force_syscall(tls == TLS_SYSCALL);
+	/* wrfsbase: what AT_HWCAP2 said, or forced by BENCH_ULP_UNSAFE_WRFSBASE */
 	if (tls == TLS_WRFSBASE)
-		ulp_x86_fsgsbase = 1; /* what AT_HWCAP2 said, or forced: BENCH_ULP_UNSAFE_WRFSBASE */
+		ulp_x86_fsgsbase = 1;
 	/* Loaded and queued by the pinned ulp_init thread: none runs before this one waits. */
 	for (i = 0; i < p; i++)
 		cb[i] = ulpb_ulp_start(PROG, argv, i, p);
@@ -376,8 +376,10 @@ int main(void)
 		wrfs_how = "unsafe";
 	} else {
 		wrfs_how = "skipped";
-		fprintf(stderr, "%s: ulp_wrfsbase skipped: the kernel does not support FSGSBASE "
-				"(BENCH_ULP_UNSAFE_WRFSBASE=1 forces it, unsafely)\n", PROG);
+		fprintf(stderr,
+			"%s: ulp_wrfsbase skipped: the kernel does not support FSGSBASE "
+			"(BENCH_ULP_UNSAFE_WRFSBASE=1 forces it, unsafely)\n",
+			PROG);
 	}
 	for (k = 0; k < NIMPL; k++)
 		for (i = 0; i < np; i++) {
@@ -412,8 +414,9 @@ int main(void)
 					ns[k][i][r] = ult_run(pts[i], each[k][i]);
 					break;
 				default:
-					ns[k][i][r] = ulp_run(pts[i], each[k][i],
-							      k == ULP_PRCTL ? TLS_SYSCALL : TLS_WRFSBASE);
+					ns[k][i][r] =
+					    ulp_run(pts[i], each[k][i],
+						    k == ULP_PRCTL ? TLS_SYSCALL : TLS_WRFSBASE);
 				}
 			}
 	ulpb_helper_stop();
