@@ -7,23 +7,7 @@ E="$B/examples/mpi_like"
 X="$B/bin/ulpexec"
 S="$B/bin/ulpspawn"
 MPIEXEC=${ML_MPIEXEC:-$(command -v mpiexec.mpich)}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-no() { fail=$((fail + 1)); echo "not ok - $1"; [ -f "$T/out" ] && sed 's/^/#   /' "$T/out" | tail -20; }
-skip() { echo "ok - # SKIP $1"; }
-# expect NAME EXPECTED_STATUS COMMAND...: run, keep stdout+stderr in $T/out, check the status.
-expect() {
-	e_name=$1 e_want=$2
-	shift 2
-	timeout 300 "$@" >"$T/out" 2>&1
-	e_got=$?
-	if [ "$e_got" = "$e_want" ]; then return 0; fi
-	echo "# $e_name: exit status $e_got, wanted $e_want" >>"$T/out"
-	return 1
-}
+. "$(dirname "$0")/lib.sh"
 # summary N: the one summary line of an N-rank run with default arguments is in $T/out, all ok;
 # prints its checksum.
 summary() {
@@ -107,5 +91,4 @@ else
 	skip "$S does not exist yet: ulpspawn runs not tested"
 fi
 
-echo "mpi_like: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish mpi_like

@@ -4,23 +4,7 @@
 B=${1:-build}
 X="$B/bin/ulpexec"
 P="$B/tests/integ"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-no() { fail=$((fail + 1)); echo "not ok - $1"; [ -f "$T/out" ] && sed 's/^/#   /' "$T/out" | tail -20; }
-# expect NAME EXPECTED_STATUS COMMAND...: run, keep stdout+stderr in $T/out, check the status.
-expect() {
-	e_name=$1 e_want=$2
-	shift 2
-	timeout 120 "$@" >"$T/out" 2>&1
-	e_got=$?
-	if [ "$e_got" = "$e_want" ]; then return 0; fi
-	echo "# $e_name: exit status $e_got, wanted $e_want" >>"$T/out"
-	return 1
-}
-lines() { grep -c "$1" "$T/out"; }
+. "$(dirname "$0")/lib.sh"
 
 # 1. static-pie and dynamic C guests: own globals, TLS, errno, heap, atexit, argv/env/auxv, status
 for g in guest_check guest_check_dyn; do
@@ -120,5 +104,4 @@ if expect usage 2 "$X" -n 0 /bin/true && grep -q -- "-n" "$T/out" &&
 	ok "bad options are errors; -h explains usage"
 else no "bad options are errors; -h explains usage"; fi
 
-echo "ulpexec: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish ulpexec
