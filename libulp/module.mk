@@ -1,5 +1,6 @@
 # libulp: the runtime. Core (switch, scheduler, threads, sync) builds for every ARCH.
 LIBULP_CORE_SRCS := $(wildcard libulp/arch/$(ARCH)/*.c libulp/arch/$(ARCH)/*.S) \
+	$(if $(filter aarch64 sparc64,$(ARCH)),libulp/arch/self_tls.c) \
 	libulp/sched.c libulp/thread.c libulp/sync.c libulp/key.c libulp/stack.c libulp/env.c
 LIBULP_CORE_OBJS := $(patsubst %,$(O)/%.o,$(basename $(LIBULP_CORE_SRCS)))
 

@@ -15,18 +15,6 @@ _Static_assert(ULP_FRAME_X19 == 0 && ULP_FRAME_X20 == 8 && ULP_FRAME_X21 == 16 &
 _Static_assert(ULP_ARCH_FRAME_SIZE % 16 == 0, "sp must stay 16-byte aligned");
 _Static_assert(offsetof(ulp_ctx_t, sp) == 0, "switch.S reads ctx->sp at offset 0");
 
-__thread void *ulp_arch_self_tls __attribute__((tls_model("initial-exec")));
-long ulp_arch_self_off;
-
-/* Call with the kernel thread's own TLS loaded. Racing callers store the same value. */
-long ulp_arch_self_off_init(void)
-{
-	long off = (long)((uintptr_t)&ulp_arch_self_tls - ulp_arch_tls_get());
-
-	__atomic_store_n(&ulp_arch_self_off, off, __ATOMIC_RELAXED);
-	return off;
-}
-
 extern void ulp_arch_trampoline(void);
 
 void ulp_arch_init(void)

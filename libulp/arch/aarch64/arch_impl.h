@@ -37,26 +37,6 @@
 #ifndef __ASSEMBLER__
 #include <stdint.h>
 
-/*
- * Why 0: AAPCS64 on Linux leaves no general register free for the runtime (x18 is an ordinary
- * temporary there, and GCC allocates it), and tpidr_el0 is the C library's TLS pointer. The self
- * pointer is therefore an initial-exec __thread variable, found at a fixed offset from tpidr_el0:
- * it reads correctly only while the worker's own TLS is loaded. With a ULP's TLS loaded it would
- * read the ULP's memory, so runtime code on that path reaches the worker through task->worker.
- */
-#define ULP_ARCH_SELF_SURVIVES_TLS 0
-
-/*
- * The variable itself is defined in arch.c. It is reached as thread pointer + ulp_arch_self_off,
- * with the thread pointer read by a volatile asm each time, never through `ulp_arch_self_tls`
- * directly: GCC takes the thread pointer for constant within a function, but a task that switches
- * may resume on another kernel thread, and would then use the old thread's variable (seen on
- * aarch64; tests/unit/test_switch.c pins it down). The offset is the same in every thread (static
- * TLS); ulp_arch_init sets it, or the first use does.
- */
-extern __thread void *ulp_arch_self_tls __attribute__((tls_model("initial-exec")));
-extern long ulp_arch_self_off;
-long ulp_arch_self_off_init(void);
 
 static inline uintptr_t ulp_arch_tls_get(void)
 {
@@ -71,27 +51,17 @@ static inline void ulp_arch_tls_set(uintptr_t v)
 	__asm__ volatile("msr tpidr_el0, %0" ::"r"(v) : "memory");
 }
 
-static inline void **ulp_arch_self_slot(void)
+/* The thread pointer, read afresh: "memory" keeps it from moving across a call such as a switch
+ * (for self_tls.h). */
+static inline uintptr_t ulp_arch_tp_fresh(void)
 {
-	long off = __atomic_load_n(&ulp_arch_self_off, __ATOMIC_RELAXED);
 	uintptr_t tp;
-
-	if (__builtin_expect(off == 0, 0)) /* 0 is never a valid offset: the TCB sits there */
-		off = ulp_arch_self_off_init();
-	/* "memory": not to be moved across a call, e.g. the switch it may follow */
 	__asm__ volatile("mrs %0, tpidr_el0" : "=r"(tp)::"memory");
-	return (void **)(tp + off);
+	return tp;
 }
 
-static inline void *ulp_arch_self_get(void)
-{
-	return *ulp_arch_self_slot();
-}
-
-static inline void ulp_arch_self_set(void *self)
-{
-	*ulp_arch_self_slot() = self;
-}
+/* No register left for the runtime (x18 is an ordinary temporary on Linux, GCC allocates it; tpidr_el0 is libc's TLS pointer): the self pointer is a __thread variable. */
+#include "self_tls.h"
 
 static inline void ulp_arch_relax(void)
 {

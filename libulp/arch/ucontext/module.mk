@@ -14,6 +14,9 @@ UC_RENAME := -Dulp_arch_switch=ulp_x86_asm_switch -Dulp_arch_switch_call=ulp_x86
 UC_OBJS := $(O)/libulp/arch/ucontext/switch_ucontext.o
 $(O)/libulp/arch/$(ARCH)/switch.o $(O)/libulp/arch/$(ARCH)/arch.o: CPPFLAGS += $(UC_RENAME)
 $(O)/libulp-core.a $(O)/libulp.a: $(UC_OBJS)
+# No lazy binding of swapcontext: its first call may come with a ULP's TLS loaded, and the
+# dynamic linker's resolver writes through fs.
+$(UC_OBJS): ALL_CFLAGS += -fno-plt
 else ifneq ($(ULP_SWITCH),asm)
 $(error ULP_SWITCH=$(ULP_SWITCH): asm (default) or ucontext)
 endif
