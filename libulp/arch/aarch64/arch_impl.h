@@ -37,7 +37,6 @@
 #ifndef __ASSEMBLER__
 #include <stdint.h>
 
-
 static inline uintptr_t ulp_arch_tls_get(void)
 {
 	uintptr_t v;
@@ -60,7 +59,8 @@ static inline uintptr_t ulp_arch_tp_fresh(void)
 	return tp;
 }
 
-/* No register left for the runtime (x18 is an ordinary temporary on Linux, GCC allocates it; tpidr_el0 is libc's TLS pointer): the self pointer is a __thread variable. */
+/* No register left for the runtime (x18 is an ordinary temporary on Linux, GCC allocates it;
+ * tpidr_el0 is libc's TLS pointer): the self pointer is a __thread variable. */
 #include "self_tls.h"
 
 static inline void ulp_arch_relax(void)

@@ -29,7 +29,6 @@
 #ifndef __ASSEMBLER__
 #include <stdint.h>
 
-
 static inline uintptr_t ulp_arch_tls_get(void)
 {
 	uintptr_t v;
@@ -52,7 +51,8 @@ static inline uintptr_t ulp_arch_tp_fresh(void)
 	return tp;
 }
 
-/* No register left for the runtime (%g6/%g7 belong to the system and libc, GCC allocates %g1-%g5): the self pointer is a __thread variable. */
+/* No register left for the runtime (%g6/%g7 belong to the system and libc, GCC allocates %g1-%g5):
+ * the self pointer is a __thread variable. */
 #include "self_tls.h"
 
 static inline void ulp_arch_relax(void)
