@@ -154,10 +154,35 @@ static int deque_remove(struct ulp_deque *d, struct ulp_task *t)
 	return found;
 }
 
+/* Remove t from w's inbox if it is there (pointer comparisons only). */
+static int inbox_remove(struct ulp_worker *w, struct ulp_task *t)
+{
+	struct ulp_task **p;
+	int found = 0;
+
+	if (!__atomic_load_n(&w->inbox, __ATOMIC_RELAXED))
+		return 0;
+	ulp_spin_lock(&w->inbox_lock);
+	for (p = &w->inbox; *p; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			found = 1;
+			break;
+		}
+	}
+	ulp_spin_unlock(&w->inbox_lock);
+	return found;
+}
+
 int ulp_task_unqueue(struct ulp_runtime *rt, struct ulp_task *t)
 {
 	unsigned i;
 
+	/* Ready tasks wait in a deque, or in an inbox (resumed from elsewhere, started by the
+	 * manager); t is dereferenced only once found. */
+	for (i = 0; i < rt->nworkers; i++)
+		if (inbox_remove(rt->workers[i], t))
+			return 1;
 	for (i = 0; i < rt->nworkers; i++)
 		if (deque_remove(&rt->workers[i]->dq, t))
 			return 1;

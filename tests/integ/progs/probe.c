@@ -61,8 +61,13 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		do {
-			for (gone = 0, i = 1; i < size; i++)
-				gone += pvas_ulp_switch(pvid + i) == -ESRCH;
+			for (gone = 0, i = 1; i < size; i++) {
+				int rc = pvas_ulp_switch(pvid + i);
+
+				gone += rc == -ESRCH;
+				if (rc == -EAGAIN) /* running elsewhere: let it (and others) go on */
+					pvas_yield();
+			}
 		} while (gone != size - 1);
 		return 0;
 	}
