@@ -3,11 +3,14 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "ulp.h"
 
 uint64_t bench_now_ns(void)
 {
@@ -125,4 +128,52 @@ void bench_give_up(const char *prog, const char *op, int err)
 {
 	fprintf(stderr, "%s: %s: %s; benchmark skipped\n", prog, op, strerror(err));
 	exit(0);
+}
+
+/* ---- two ULTs yielding to each other (bench/switch.c, bench/ulp_yield.c) ---- */
+
+struct ult_pingpong {
+	long iters, warmup;
+	atomic_int stop;
+	uint64_t ns;
+};
+
+static void *ult_pong(void *arg)
+{
+	struct ult_pingpong *pp = arg;
+
+	while (!atomic_load_explicit(&pp->stop, memory_order_relaxed))
+		ulp_thread_yield();
+	return NULL;
+}
+
+static void *ult_ping(void *arg)
+{
+	struct ult_pingpong *pp = arg;
+	uint64_t t0;
+	long i;
+
+	for (i = 0; i < pp->warmup; i++)
+		ulp_thread_yield();
+	t0 = bench_now_ns();
+	for (i = 0; i < pp->iters; i++)
+		ulp_thread_yield(); /* pong runs and yields back: one round trip */
+	pp->ns = bench_now_ns() - t0;
+	atomic_store(&pp->stop, 1);
+	return NULL;
+}
+
+uint64_t bench_ult_pingpong(const char *prog, long iters, long warmup)
+{
+	struct ult_pingpong pp = {.iters = iters, .warmup = warmup};
+	ulp_thread_t a, b;
+	int rc = ulp_thread_create(&a, ult_ping, &pp);
+
+	if (!rc)
+		rc = ulp_thread_create(&b, ult_pong, &pp);
+	if (rc)
+		bench_give_up(prog, "ulp_thread_create", -rc);
+	ulp_thread_join(a, NULL);
+	ulp_thread_join(b, NULL);
+	return pp.ns;
 }

@@ -47,6 +47,11 @@ long bench_calibrate(bench_loop_fn fn, void *arg, uint64_t target_ns, long min_i
  * cannot run says why but never fails the build. err is a positive errno value. */
 void bench_give_up(const char *prog, const char *op, int err) __attribute__((noreturn));
 
+/* Two ULTs of the running libulp runtime yield to each other `iters` times (after `warmup`
+ * round trips); returns the nanoseconds of the timed part. Gives up (prog) if they cannot be
+ * created. */
+uint64_t bench_ult_pingpong(const char *prog, long iters, long warmup);
+
 /* "yes"/"no": v <= limit when is_max, v >= limit otherwise. */
 const char *bench_met(double v, double limit, int is_max);
 

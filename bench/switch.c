@@ -71,56 +71,17 @@ static uint64_t arch_roundtrips(void *arg, long iters)
 
 /* ---- ULT yield ---- */
 
-struct ult_pingpong {
-	long iters;
-	atomic_int stop;
-	uint64_t ns;
-};
-
-static void *ult_pong(void *arg)
-{
-	struct ult_pingpong *pp = arg;
-
-	while (!atomic_load_explicit(&pp->stop, memory_order_relaxed))
-		ulp_thread_yield();
-	return NULL;
-}
-
-static void *ult_ping(void *arg)
-{
-	struct ult_pingpong *pp = arg;
-	uint64_t t0;
-	long i;
-
-	for (i = 0; i < WARMUP; i++)
-		ulp_thread_yield();
-	t0 = bench_now_ns();
-	for (i = 0; i < pp->iters; i++)
-		ulp_thread_yield(); /* pong runs and yields back: one round trip */
-	pp->ns = bench_now_ns() - t0;
-	atomic_store(&pp->stop, 1);
-	return NULL;
-}
-
 /* A fresh one-worker runtime per call: the ulp_init thread (pinned to cpu) is that worker. */
 static uint64_t ult_roundtrips(void *arg, long iters)
 {
-	struct ult_pingpong pp = {.iters = iters};
-	ulp_thread_t a, b;
-	int rc;
+	uint64_t ns;
+	int rc = ulp_init(1);
 
-	rc = ulp_init(1);
 	if (rc)
 		bench_give_up("bench/switch", "ulp_init(1)", -rc);
-	rc = ulp_thread_create(&a, ult_ping, &pp);
-	if (!rc)
-		rc = ulp_thread_create(&b, ult_pong, &pp);
-	if (rc)
-		bench_give_up("bench/switch", "ulp_thread_create", -rc);
-	ulp_thread_join(a, NULL);
-	ulp_thread_join(b, NULL);
+	ns = bench_ult_pingpong("bench/switch", iters, WARMUP);
 	ulp_fini();
-	return pp.ns;
+	return ns;
 }
 
 /* ---- glibc ucontext ---- */

@@ -119,51 +119,10 @@ static void ulp_trap(long iters, double v[2])
 
 /* ---- two ULTs, ulp_thread_yield ---- */
 
-struct ult_pp {
-	long iters;
-	atomic_int stop;
-	uint64_t ns;
-};
-
-static void *ult_pong(void *arg)
-{
-	struct ult_pp *pp = arg;
-
-	while (!atomic_load_explicit(&pp->stop, memory_order_relaxed))
-		ulp_thread_yield();
-	return NULL;
-}
-
-static void *ult_ping(void *arg)
-{
-	struct ult_pp *pp = arg;
-	uint64_t t0;
-	long i;
-
-	for (i = 0; i < WARMUP; i++)
-		ulp_thread_yield();
-	t0 = bench_now_ns();
-	for (i = 0; i < pp->iters; i++)
-		ulp_thread_yield();
-	pp->ns = bench_now_ns() - t0;
-	atomic_store(&pp->stop, 1);
-	return NULL;
-}
-
 /* The caller is the pinned ulp_init thread: it queues both (help-first) and waits. */
 static double ult_pair(long iters)
 {
-	struct ult_pp pp = {.iters = iters};
-	ulp_thread_t a, b;
-	int rc = ulp_thread_create(&a, ult_ping, &pp);
-
-	if (!rc)
-		rc = ulp_thread_create(&b, ult_pong, &pp);
-	if (rc)
-		bench_give_up(PROG, "ulp_thread_create", -rc);
-	ulp_thread_join(a, NULL);
-	ulp_thread_join(b, NULL);
-	return (double)pp.ns / (double)iters;
+	return (double)bench_ult_pingpong(PROG, iters, WARMUP) / (double)iters;
 }
 
 /* ---- one write of the TLS register ---- */
