@@ -177,3 +177,36 @@ uint64_t bench_ult_pingpong(const char *prog, long iters, long warmup)
 	ulp_thread_join(b, NULL);
 	return pp.ns;
 }
+
+/* ---- sched_yield token (bench/switch.c, bench/ulp_yield.c) ---- */
+
+void bench_token_pong(struct bench_token *tk)
+{
+	long i;
+
+	for (i = 0; i < tk->iters + tk->warmup; i++) {
+		while (atomic_load_explicit(&tk->turn, memory_order_acquire) != 1)
+			sched_yield();
+		atomic_store_explicit(&tk->turn, 0, memory_order_release);
+	}
+}
+
+uint64_t bench_token_ping(struct bench_token *tk)
+{
+	uint64_t t0 = 0;
+	long i, yields = 0;
+
+	for (i = 0; i < tk->iters + tk->warmup; i++) {
+		if (i == tk->warmup) {
+			t0 = bench_now_ns();
+			yields = 0;
+		}
+		atomic_store_explicit(&tk->turn, 1, memory_order_release);
+		while (atomic_load_explicit(&tk->turn, memory_order_acquire) != 0) {
+			sched_yield();
+			yields++;
+		}
+	}
+	tk->yields = yields;
+	return bench_now_ns() - t0;
+}

@@ -10,6 +10,9 @@
 #define BENCH_H
 
 #include <stdint.h>
+#ifndef __cplusplus
+#include <stdatomic.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +54,19 @@ void bench_give_up(const char *prog, const char *op, int err) __attribute__((nor
  * round trips); returns the nanoseconds of the timed part. Gives up (prog) if they cannot be
  * created. */
 uint64_t bench_ult_pingpong(const char *prog, long iters, long warmup);
+
+#ifndef __cplusplus /* C11 atomics; bench/switch_fcontext.cpp does not need these */
+/* A token passed back and forth between two kernel threads or processes (in shared memory for
+ * processes): the side whose turn it is not calls sched_yield until it is. Both sides do warmup +
+ * iters round trips; ping returns the nanoseconds of the last iters and sets yields. */
+struct bench_token {
+	atomic_int turn; /* 0: ping's turn, 1: pong's */
+	long iters, warmup;
+	long yields; /* sched_yield calls of ping while measuring */
+};
+void bench_token_pong(struct bench_token *tk);
+uint64_t bench_token_ping(struct bench_token *tk);
+#endif
 
 /* "yes"/"no": v <= limit when is_max, v >= limit otherwise. */
 const char *bench_met(double v, double limit, int is_max);

@@ -114,48 +114,10 @@ static uint64_t uc_roundtrips(void *arg, long iters)
 
 /* ---- sched_yield between kernel threads / processes ---- */
 
-/* A token passed back and forth: the side whose turn it is not yields the CPU until it is. */
-struct token {
-	atomic_int turn; /* 0: ping's turn, 1: pong's */
-	long iters;	 /* measured round trips; both sides also do WARMUP more */
-	long yields;	 /* sched_yield calls of the ping side while measuring */
-};
-
-static void token_pong(struct token *tk)
-{
-	long i;
-
-	bench_pin(cpu);
-	for (i = 0; i < tk->iters + WARMUP; i++) {
-		while (atomic_load_explicit(&tk->turn, memory_order_acquire) != 1)
-			sched_yield();
-		atomic_store_explicit(&tk->turn, 0, memory_order_release);
-	}
-}
-
-static uint64_t token_ping(struct token *tk)
-{
-	uint64_t t0 = 0;
-	long i, yields = 0;
-
-	for (i = 0; i < tk->iters + WARMUP; i++) {
-		if (i == WARMUP) {
-			t0 = bench_now_ns();
-			yields = 0;
-		}
-		atomic_store_explicit(&tk->turn, 1, memory_order_release);
-		while (atomic_load_explicit(&tk->turn, memory_order_acquire) != 0) {
-			sched_yield();
-			yields++;
-		}
-	}
-	tk->yields = yields;
-	return bench_now_ns() - t0;
-}
-
 static void *pong_thread(void *arg)
 {
-	token_pong(arg);
+	bench_pin(cpu);
+	bench_token_pong(arg);
 	return NULL;
 }
 
@@ -163,7 +125,7 @@ static double thread_yields_per_rt, proc_yields_per_rt;
 
 static uint64_t thread_roundtrips(void *arg, long iters)
 {
-	struct token tk = {.iters = iters};
+	struct bench_token tk = {.iters = iters, .warmup = WARMUP};
 	pthread_t t;
 	uint64_t ns;
 
@@ -171,7 +133,7 @@ static uint64_t thread_roundtrips(void *arg, long iters)
 
 	if (rc)
 		bench_give_up("bench/switch", "pthread_create", rc);
-	ns = token_ping(&tk);
+	ns = bench_token_ping(&tk);
 	pthread_join(t, NULL);
 	thread_yields_per_rt = (double)tk.yields / (double)iters;
 	return ns;
@@ -179,7 +141,7 @@ static uint64_t thread_roundtrips(void *arg, long iters)
 
 static uint64_t proc_roundtrips(void *arg, long iters)
 {
-	struct token *tk =
+	struct bench_token *tk =
 	    mmap(NULL, sizeof(*tk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	uint64_t ns;
 	pid_t pid;
@@ -188,14 +150,15 @@ static uint64_t proc_roundtrips(void *arg, long iters)
 		bench_give_up("bench/switch", "mmap of the shared token", errno);
 	atomic_store(&tk->turn, 0);
 	tk->iters = iters;
-	pid = fork();
+	tk->warmup = WARMUP;
+	pid = fork(); /* inherits the CPU main pinned itself to */
 	if (pid < 0)
 		bench_give_up("bench/switch", "fork", errno);
 	if (pid == 0) {
-		token_pong(tk);
+		bench_token_pong(tk);
 		_exit(0);
 	}
-	ns = token_ping(tk);
+	ns = bench_token_ping(tk);
 	waitpid(pid, NULL, 0);
 	proc_yields_per_rt = (double)tk->yields / (double)iters;
 	munmap(tk, sizeof(*tk));

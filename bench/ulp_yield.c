@@ -187,46 +187,9 @@ static int probe_wrfsbase(void)
 
 /* ---- the helper process: sched_yield between processes, ulpexec ---- */
 
-struct token {
-	atomic_int turn; /* 0: ping's turn, 1: pong's */
-	long iters;
-	long yields; /* sched_yield calls of ping while measuring */
-};
-
-static void token_pong(struct token *tk)
-{
-	long i;
-
-	for (i = 0; i < tk->iters + WARMUP; i++) {
-		while (atomic_load_explicit(&tk->turn, memory_order_acquire) != 1)
-			sched_yield();
-		atomic_store_explicit(&tk->turn, 0, memory_order_release);
-	}
-}
-
-static uint64_t token_ping(struct token *tk)
-{
-	uint64_t t0 = 0;
-	long i, yields = 0;
-
-	for (i = 0; i < tk->iters + WARMUP; i++) {
-		if (i == WARMUP) {
-			t0 = bench_now_ns();
-			yields = 0;
-		}
-		atomic_store_explicit(&tk->turn, 1, memory_order_release);
-		while (atomic_load_explicit(&tk->turn, memory_order_acquire) != 0) {
-			sched_yield();
-			yields++;
-		}
-	}
-	tk->yields = yields;
-	return bench_now_ns() - t0;
-}
-
 static void serve_procs(long iters, struct ulpb_rep *rep)
 {
-	struct token *tk =
+	struct bench_token *tk =
 	    mmap(NULL, sizeof(*tk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid_t pid;
 
@@ -235,6 +198,7 @@ static void serve_procs(long iters, struct ulpb_rep *rep)
 		return;
 	}
 	tk->iters = iters;
+	tk->warmup = WARMUP;
 	pid = fork(); /* inherits the helper's CPU: pinned with it */
 	if (pid < 0) {
 		rep->err = errno;
@@ -242,10 +206,10 @@ static void serve_procs(long iters, struct ulpb_rep *rep)
 		return;
 	}
 	if (pid == 0) {
-		token_pong(tk);
+		bench_token_pong(tk);
 		_exit(0);
 	}
-	rep->v[0] = (double)token_ping(tk) / (double)iters;
+	rep->v[0] = (double)bench_token_ping(tk) / (double)iters;
 	rep->v[1] = (double)tk->yields / (double)iters;
 	waitpid(pid, NULL, 0);
 	munmap(tk, sizeof(*tk));
