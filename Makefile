@@ -28,7 +28,7 @@ WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 # The runtime may run while a ULP's TLS is loaded: no stack-protector canary reads from fs.
 RT_FLAGS := -fno-stack-protector -fno-omit-frame-pointer -fPIC
-CPPFLAGS += -Iinclude -Ilibulp -Ilibulp/arch -Ilibulp/arch/$(ARCH) -D_GNU_SOURCE
+CPPFLAGS += -Iinclude -Ilibulp -Ilibulp/sched -Ilibulp/arch -Ilibulp/arch/$(ARCH) -D_GNU_SOURCE
 ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -DULP_SANITIZE=1
 endif
@@ -49,7 +49,6 @@ all:
 
 -include loader/module.mk
 include libulp/module.mk
--include libulp/arch/ucontext/module.mk
 -include libulp/arch/ucontext/module.mk
 include mk/install.mk
 -include ulpexec/module.mk

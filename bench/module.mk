@@ -33,7 +33,7 @@ run-bench-core: $(BENCH_BINS)
 BENCH_TARGETS += run-bench-core
 
 # ULP benchmarks (x86_64, like the ULP layer): harnesses built on libulp's internal API
-# (libulp/pvas/proc.h), as ulpexec is, and the static-pie guests they run. run-bench-ulp prints
+# (libulp/kernel/proc.h), as ulpexec is, and the static-pie guests they run. run-bench-ulp prints
 # their BENCH lines and appends them to $(O)/bench/results.txt like run-bench-core.
 ifeq ($(ARCH),x86_64)
 ULP_BENCH_NAMES  := ulp_yield ulp_spawn ulp_mem
@@ -41,7 +41,7 @@ ULP_BENCH_BINS   := $(addprefix $(O)/bench/,$(ULP_BENCH_NAMES))
 ULP_BENCH_GUESTS := $(addprefix $(O)/bench/,ulp_guest_yield ulp_guest_true ulp_guest_nolibc \
 	ulp_guest_idle)
 ULP_BENCH_OBJS   := $(addprefix $(O)/bench/,$(addsuffix .o,$(ULP_BENCH_NAMES) ulp_common))
-$(ULP_BENCH_OBJS): CPPFLAGS += -Ilibulp/pvas -Iloader
+$(ULP_BENCH_OBJS): CPPFLAGS += -Ilibulp/kernel -Iloader
 
 $(ULP_BENCH_BINS): $(O)/bench/%: $(O)/bench/%.o $(O)/bench/ulp_common.o $(BENCH_COMMON) \
 		$(O)/libulp.a
@@ -71,7 +71,7 @@ endif
 # Reproductions of the seed papers' figures, data and plots under docs/results/ (docs/benchmarks.md).
 # fig7: context switch among P processes / threads / ULTs / ULPs on one CPU (x86_64: ULPs).
 ifeq ($(ARCH),x86_64)
-$(O)/bench/fig7.o: CPPFLAGS += -Ilibulp/pvas -Iloader
+$(O)/bench/fig7.o: CPPFLAGS += -Ilibulp/kernel -Iloader
 $(O)/bench/fig7: $(O)/bench/fig7.o $(O)/bench/ulp_common.o $(BENCH_COMMON) $(O)/libulp.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_ULP)

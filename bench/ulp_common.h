@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared by the ULP benchmarks (bench/ulp_*.c): a ULP runtime in the benchmark's own process,
- * built on libulp's internal API as ulpexec is (libulp/pvas/proc.h), and a helper process for the
+ * built on libulp's internal API as ulpexec is (libulp/kernel/proc.h), and a helper process for the
  * process baselines.
  *
  * The helper is forked before the syscall trap is installed, so the processes it starts (fork,

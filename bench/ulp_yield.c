@@ -14,7 +14,7 @@
  * (sched_yield through the seccomp filter and the SIGSYS handler) and native (getppid).
  *
  * A round trip between two ULPs writes the TLS register twice (each has its own TLS: the switch
- * loads the target's fs when it differs, libulp/sched.c switch_to), so where the method is
+ * loads the target's fs when it differs, libulp/sched/sched.c switch_to), so where the method is
  * arch_prctl, ulp_yield is two arch_prctl calls plus the ULT path, and forcing arch_prctl changes
  * nothing.
  */

@@ -1,7 +1,7 @@
 # libulp: the runtime. Core (switch, scheduler, threads, sync) builds for every ARCH.
 LIBULP_CORE_SRCS := $(wildcard libulp/arch/$(ARCH)/*.c libulp/arch/$(ARCH)/*.S) \
 	$(if $(filter aarch64 sparc64,$(ARCH)),libulp/arch/self_tls.c) \
-	libulp/sched.c libulp/thread.c libulp/sync.c libulp/key.c libulp/stack.c libulp/env.c
+	$(wildcard libulp/sched/*.c libulp/thread/*.c)
 LIBULP_CORE_OBJS := $(patsubst %,$(O)/%.o,$(basename $(LIBULP_CORE_SRCS)))
 
 $(O)/libulp-core.a: $(LIBULP_CORE_OBJS)
@@ -9,11 +9,12 @@ $(O)/libulp-core.a: $(LIBULP_CORE_OBJS)
 
 ALL_TARGETS += $(O)/libulp-core.a
 
-# The ULP layer (partitions, syscall trap, ULP life cycle): x86_64, needs the loader.
+# The ULP layer: kernel/ (the ULP process object, partitions, syscall trap, backends) and host/
+# (the pvas_* API, PVAS tasks): x86_64, needs the loader.
 ifeq ($(ARCH),x86_64)
-LIBULP_PVAS_SRCS := $(wildcard libulp/pvas/*.c)
+LIBULP_PVAS_SRCS := $(wildcard libulp/kernel/*.c libulp/host/*.c)
 LIBULP_PVAS_OBJS := $(patsubst %,$(O)/%.o,$(basename $(LIBULP_PVAS_SRCS)))
-$(LIBULP_PVAS_OBJS): CPPFLAGS += -Iloader -Ilibulp/pvas
+$(LIBULP_PVAS_OBJS): CPPFLAGS += -Iloader -Ilibulp/kernel -Ilibulp/host
 
 $(O)/libulp.a: $(LIBULP_CORE_OBJS) $(LIBULP_PVAS_OBJS) $(LOADER_OBJS)
 	$(Q)rm -f $@; $(AR) rcs $@ $^

@@ -24,14 +24,14 @@ INSTALL_TARGETS += install-files
 # make lint: the user-space sources in the repository's .clang-format style, cppcheck on them,
 # and checkpatch/sparse on the kernel module (lint-kmod, kmod/module.mk).
 LINT_SRCS = $(shell git ls-files 'libulp/*.[ch]' 'loader/*.[ch]' 'ulpexec/*.[ch]' \
-	'ulpspawn/*.[ch]' include/ulp.h include/pvas.h 'tests/unit/*.c' 'tests/pvas/*.c' \
+	'ulpspawn/*.[ch]' 'launch/*.[ch]' include/ulp.h include/pvas.h 'tests/unit/*.c' 'tests/pvas/*.c' \
 	tests/check.h 2>/dev/null)
 .PHONY: lint-user
 lint-user:
 	$(Q)clang-format --dry-run --Werror $(LINT_SRCS)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 \
 		--inline-suppr --suppress=missingIncludeSystem -D_GNU_SOURCE -D__x86_64__ \
-		-Iinclude -Ilibulp -Ilibulp/arch -Ilibulp/arch/x86_64 -Iloader -Ilibulp/pvas \
+		-Iinclude -Ilibulp -Ilibulp/sched -Ilibulp/arch -Ilibulp/arch/x86_64 -Iloader -Ilibulp/kernel \
 		$(filter %.c,$(LINT_SRCS))
 	@echo "lint: clang-format and cppcheck clean"
 lint: lint-user

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libpvas-guest: the guest side of the pvas API, linked into programs that run as ULPs. It only
- * reads the control block's header, whose layout libulp/pvas/proc.c pins with a static assert.
+ * reads the control block's header, whose layout libulp/kernel/proc.c pins with a static assert.
  */
 #include <errno.h>
 #include <stdint.h>
