@@ -24,7 +24,7 @@ INSTALL_TARGETS += install-files
 # make lint: the user-space sources in the repository's .clang-format style, cppcheck on them,
 # and checkpatch/sparse on the kernel module (lint-kmod, kmod/module.mk).
 LINT_SRCS = $(shell git ls-files 'libulp/*.[ch]' 'loader/*.[ch]' 'ulpexec/*.[ch]' \
-	'ulpspawn/*.[ch]' 'launch/*.[ch]' include/ulp.h include/pvas.h 'tests/unit/*.c' 'tests/pvas/*.c' \
+	'ulpspawn/*.[ch]' 'launch/*.[ch]' include/ulp.h include/pvas.h 'tests/unit/*.c' 'tests/pvas/*.c' 'tests/mpi/*.c' \
 	tests/check.h 2>/dev/null)
 .PHONY: lint-user
 lint-user:

@@ -40,3 +40,4 @@ endif
 -include tests/cross/module.mk
 -include tests/integ/module.mk
 -include tests/pvas/module.mk
+-include tests/mpi/module.mk

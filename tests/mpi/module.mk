@@ -1,0 +1,27 @@
+# Real MPI programs (Debian's MPICH) under libulp's launchers: tests/mpi/mpi.sh. pmi_procs runs
+# ranks as processes under launch/pmi.c, the PMI-1 server, to test the server on its own.
+ifeq ($(ARCH),x86_64)
+MPI_T := $(O)/tests/mpi
+MPI_MPICC ?= $(firstword $(shell command -v mpicc.mpich 2>/dev/null))
+
+$(MPI_T)/pmi_procs: $(O)/tests/mpi/pmi_procs.o $(O)/launch/pmi.o
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^
+$(O)/tests/mpi/pmi_procs.o: CPPFLAGS += -Ilaunch
+
+$(MPI_T)/mpi_check: tests/mpi/mpi_check.c
+	@mkdir -p $(dir $@)
+	$(if $(MPI_MPICC),,$(error $@ needs MPICH's mpicc.mpich: sh mk/deps.sh check installs it))
+	$(Q)$(MPI_MPICC) -O1 -g -fPIE -pie -o $@ $<
+
+$(MPI_T)/test_pmi: $(O)/tests/mpi/test_pmi.o $(O)/launch/pmi.o
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka
+$(O)/tests/mpi/test_pmi.o: CPPFLAGS += -Ilaunch
+
+MPI_TEST_PROGS := $(MPI_T)/pmi_procs $(MPI_T)/mpi_check $(MPI_T)/test_pmi
+
+.PHONY: check-mpi
+check-mpi: $(MPI_TEST_PROGS)
+	$(Q)$(RUN_TEST) pmi-unit $(MPI_T)/test_pmi
+	$(Q)ULP_TEST_TIMEOUT=600 $(RUN_TEST) mpi-pmi sh tests/mpi/mpi.sh $(O)
+CHECK_TARGETS += check-mpi
+endif
