@@ -1,5 +1,8 @@
 # libulp: the runtime. Core (switch, scheduler, threads, sync) builds for every ARCH.
-LIBULP_CORE_SRCS := $(wildcard libulp/arch/$(ARCH)/*.c libulp/arch/$(ARCH)/*.S) \
+# libulp/arch/<arch>/sys_*.c: the arch's part of the syscall trap, built with kernel/.
+LIBULP_ARCH_SYS_SRCS := $(wildcard libulp/arch/$(ARCH)/sys_*.c)
+LIBULP_CORE_SRCS := $(filter-out $(LIBULP_ARCH_SYS_SRCS),\
+	$(wildcard libulp/arch/$(ARCH)/*.c libulp/arch/$(ARCH)/*.S)) \
 	$(if $(filter aarch64 sparc64,$(ARCH)),libulp/arch/self_tls.c) \
 	$(wildcard libulp/sched/*.c libulp/thread/*.c)
 LIBULP_CORE_OBJS := $(patsubst %,$(O)/%.o,$(basename $(LIBULP_CORE_SRCS)))
@@ -12,7 +15,7 @@ ALL_TARGETS += $(O)/libulp-core.a
 # The ULP layer: kernel/ (the ULP process object, partitions, syscall trap, backends) and host/
 # (the pvas_* API, PVAS tasks): x86_64, needs the loader.
 ifeq ($(ARCH),x86_64)
-LIBULP_PVAS_SRCS := $(wildcard libulp/kernel/*.c libulp/host/*.c)
+LIBULP_PVAS_SRCS := $(wildcard libulp/kernel/*.c libulp/host/*.c) $(LIBULP_ARCH_SYS_SRCS)
 LIBULP_PVAS_OBJS := $(patsubst %,$(O)/%.o,$(basename $(LIBULP_PVAS_SRCS)))
 $(LIBULP_PVAS_OBJS): CPPFLAGS += -Iloader -Ilibulp/kernel -Ilibulp/host
 

@@ -52,13 +52,12 @@ const char *ulp_arch_tls_method(void);
 /* Force the slow, system-call way of writing the TLS register (for benchmarks: the PiP way). */
 void ulp_arch_tls_force_syscall(int on);
 
-/* Syscall trap support: the audit arch of seccomp_data, and the syscall arguments, result, pc
- * and sp in a signal handler's ucontext. */
+/* Syscall trap support: the audit arch of seccomp_data, and the syscall arguments, result and pc
+ * in a signal handler's ucontext. */
 uint32_t ulp_arch_audit(void);
 void ulp_arch_trap_args(void *uc, long args[6]);
 void ulp_arch_trap_set_ret(void *uc, long v);
 uintptr_t ulp_arch_trap_pc(void *uc);
-uintptr_t ulp_arch_trap_sp(void *uc);
 
 /*
  * Provided inline by arch_impl.h:

@@ -33,8 +33,3 @@ uintptr_t ulp_arch_trap_pc(void *ucv)
 {
 	return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
 }
-
-uintptr_t ulp_arch_trap_sp(void *ucv)
-{
-	return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
-}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * x86_64 part of the syscall dispatch table (libulp/kernel/syscall.h): the table's size, the calls
+ * only this architecture has with their handlers, and the numbers the filter refuses outright.
+ */
+#ifndef ULP_ARCH_SYS_ARCH_H
+#define ULP_ARCH_SYS_ARCH_H
+
+#include <sys/syscall.h>
+
+struct ulp_cb;
+struct ulp_sys;
+
+/* Above the highest syscall number trapped (clone3, 435). */
+#define ULP_SYS_NR_MAX 448
+
+/* x32 syscall numbers (__X32_SYSCALL_BIT): the same calls under other numbers, which would get
+ * around the trap. The filter answers them with ENOSYS. */
+#define ULP_ARCH_SYS_NR_FOREIGN 0x40000000u
+
+/* Entries of ulp_sys_table for calls only x86_64 has (designated initializers). */
+#define ULP_ARCH_SYS_TABLE                                                                         \
+	[SYS_arch_prctl] = ulp_sys_arch_prctl, [SYS_fork] = ulp_sys_refuse,                        \
+	[SYS_vfork] = ulp_sys_refuse
+
+/* sys_arch.c */
+long ulp_sys_arch_prctl(struct ulp_cb *cb, struct ulp_sys *s);
+
+#endif

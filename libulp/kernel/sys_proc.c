@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process syscalls of a ULP: ending it, signals it sends itself, yielding. A ULP is no kernel
+ * process: what would end or copy the process ends or is refused for the ULP alone.
+ */
+#include "proc.h"
+#include "sys.h"
+#include "syscall.h"
+
+#include <errno.h>
+#include <signal.h>
+
+void ulp_sys_end(struct ulp_cb *cb, int status, int sig)
+{
+	unsigned long none = 0;
+
+	cb->exit_status = status & 0xff;
+	cb->term_sig = sig;
+	/* The program may have blocked signals (abort does): the worker must not keep that. */
+	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, ULP_KSIGSET_SIZE, 0, 0);
+	ulp_task_exit(&cb->task, NULL);
+}
+
+/* exit and exit_group: a ULP has no other kernel thread, so both end the ULP. */
+long ulp_sys_exit(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	ulp_sys_end(cb, (int)s->a[0], 0);
+}
+
+/* Default action of sig terminates the process (so, here, the ULP). */
+static int fatal_by_default(int sig)
+{
+	return sig != SIGCHLD && sig != SIGCONT && sig != SIGURG && sig != SIGWINCH &&
+	       sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != 0;
+}
+
+/* kill, tkill, tgkill aimed at the process itself (abort, raise): end the ULP, not the process. */
+long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long *a = s->a;
+	long pid = ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	int sig = (int)(s->nr == SYS_tgkill ? a[2] : a[1]);
+	int self;
+
+	if (s->nr == SYS_tgkill)
+		self = a[0] == pid && a[1] == cb->task.worker->tid;
+	else if (s->nr == SYS_tkill)
+		self = a[0] == cb->task.worker->tid;
+	else
+		self = a[0] == pid || a[0] == 0;
+	if (self && fatal_by_default(sig))
+		ulp_sys_end(cb, 0, sig);
+	return ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
+}
+
+/* Another ULP's turn when one is ready; else the worker's kernel thread yields. */
+long ulp_sys_sched_yield(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	if (ulp_task_yield(&cb->task))
+		return 0;
+	return ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+}
+
+/* fork, vfork, execve, execveat: would take the whole process along. */
+long ulp_sys_refuse(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	return -ENOSYS;
+}

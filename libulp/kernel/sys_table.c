@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The syscall dispatch table: the one place that says which syscalls a ULP has emulated, and by
+ * which handler (syscall.h says how to add one). trap.c builds the seccomp filter's trapped set
+ * from it and dispatches through it.
+ */
+#include "syscall.h"
+
+#include <sys/syscall.h>
+
+const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
+    /* memory: sys_mem.c */
+    [SYS_brk] = ulp_sys_brk,
+    [SYS_mmap] = ulp_sys_mmap,
+    [SYS_munmap] = ulp_sys_munmap,
+    [SYS_mremap] = ulp_sys_mremap,
+    /* process: sys_proc.c */
+    [SYS_exit] = ulp_sys_exit,
+    [SYS_exit_group] = ulp_sys_exit,
+    [SYS_kill] = ulp_sys_kill,
+    [SYS_tkill] = ulp_sys_kill,
+    [SYS_tgkill] = ulp_sys_kill,
+    [SYS_sched_yield] = ulp_sys_sched_yield,
+    [SYS_execve] = ulp_sys_refuse,
+    [SYS_execveat] = ulp_sys_refuse,
+    /* signals: sys_signal.c */
+    [SYS_rt_sigaction] = ulp_sys_rt_sigaction,
+    [SYS_rt_sigprocmask] = ulp_sys_rt_sigprocmask,
+    [SYS_sigaltstack] = ulp_sys_sigaltstack,
+    /* threads: sys_thread.c */
+    [SYS_clone] = ulp_sys_clone,
+    [SYS_clone3] = ulp_sys_clone3,
+    [SYS_set_tid_address] = ulp_sys_set_tid_address,
+    [SYS_rseq] = ulp_sys_rseq,
+    /* I/O: sys_io.c */
+    [SYS_close] = ulp_sys_close,
+    /* calls only this architecture has: libulp/arch/<arch>/sys_arch.{h,c} */
+    ULP_ARCH_SYS_TABLE,
+};

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Thread syscalls of a ULP. A ULP runs as one scheduler task, never as a kernel thread: the calls
+ * that would make or describe kernel threads are refused or answered for the worker.
+ */
+#include "proc.h"
+#include "sys.h"
+#include "syscall.h"
+
+#include <errno.h>
+
+/* No kernel threads inside a ULP; EAGAIN is what pthread_create reports as "no resources". */
+long ulp_sys_clone(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	return -EAGAIN;
+}
+
+/* ENOSYS makes glibc fall back to clone. */
+long ulp_sys_clone3(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	return -ENOSYS;
+}
+
+/* No clear-tid address: a ULP is no kernel thread, nothing would clear it. */
+long ulp_sys_set_tid_address(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	return cb->task.worker->tid;
+}
+
+/* The worker thread's rseq area belongs to the host libc. */
+long ulp_sys_rseq(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	return -ENOSYS;
+}

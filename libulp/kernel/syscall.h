@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Emulated system calls: the handler ABI and the dispatch table.
+ *
+ * The seccomp filter (trap.c) traps, from code in the PVAS region, exactly the syscall numbers that
+ * have a handler in ulp_sys_table (sys_table.c); the SIGSYS handler looks the number up there and
+ * calls the handler. Every other syscall of a ULP runs natively, unseen.
+ *
+ * A handler runs in the SIGSYS handler, on the ULP's own stack, with the ULP's TLS loaded: no libc
+ * call that touches TLS (errno, stdio, the stack-protector canary), raw system calls only (sys.h);
+ * the worker is ulp_worker_self() or cb->task.worker. It may
+ *   - return the syscall's result (a value, or -errno): it goes to the ULP's return register;
+ *   - switch away and come back (ulp_task_yield, or block the task and let a waker requeue it):
+ *     the kernel's signal frame stays on the ULP's stack, so the handler simply returns once the
+ *     task runs again, possibly on another worker;
+ *   - end the ULP with ulp_sys_end(), which does not return.
+ *
+ * To emulate one more syscall:
+ *   1. write `long ulp_sys_NAME(struct ulp_cb *cb, struct ulp_sys *s)` in the file of its domain
+ *      (sys_mem.c, sys_proc.c, sys_signal.c, sys_thread.c, sys_io.c; calls only one architecture
+ *      has go in libulp/arch/<arch>/sys_arch.c) and declare it below;
+ *   2. add `[SYS_NAME] = ulp_sys_NAME` to ulp_sys_table in sys_table.c (or to ULP_ARCH_SYS_TABLE
+ *      in libulp/arch/<arch>/sys_arch.h). That one line also makes the filter trap it;
+ *   3. list it in docs/syscalls.md and add a test under tests/integ/.
+ */
+#ifndef ULP_KERNEL_SYSCALL_H
+#define ULP_KERNEL_SYSCALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sys_arch.h"
+
+struct ulp_cb;
+
+/* One trapped call: its number, its six arguments and the signal context it came with. */
+struct ulp_sys {
+	long nr;
+	long a[6];
+	void *uc; /* ucontext_t of the SIGSYS frame (arch.h: ulp_arch_trap_*) */
+};
+
+typedef long (*ulp_sys_fn)(struct ulp_cb *cb, struct ulp_sys *s);
+
+/* Indexed by syscall number; NULL: not trapped (runs natively). */
+extern const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX];
+
+/* End the ULP: exit status (low 8 bits) or the signal that killed it. Never returns. */
+void ulp_sys_end(struct ulp_cb *cb, int status, int sig) __attribute__((noreturn));
+
+/* Whether [lo, lo+len) lies in the part of cb's partition the program may map (not the control
+ * block). */
+int ulp_sys_range_ok(const struct ulp_cb *cb, uintptr_t lo, size_t len);
+
+/* memory (sys_mem.c) */
+long ulp_sys_brk(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_mmap(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_munmap(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_mremap(struct ulp_cb *cb, struct ulp_sys *s);
+
+/* process (sys_proc.c) */
+long ulp_sys_exit(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s); /* kill, tkill, tgkill */
+long ulp_sys_sched_yield(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_refuse(struct ulp_cb *cb, struct ulp_sys *s); /* fork, vfork, execve: -ENOSYS */
+
+/* signals (sys_signal.c) */
+long ulp_sys_rt_sigaction(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_rt_sigprocmask(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_sigaltstack(struct ulp_cb *cb, struct ulp_sys *s);
+
+/* threads (sys_thread.c) */
+long ulp_sys_clone(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_clone3(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_set_tid_address(struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_sys_rseq(struct ulp_cb *cb, struct ulp_sys *s);
+
+/* I/O (sys_io.c) */
+long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s);
+
+#endif
