@@ -1,107 +1,92 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libpvas-guest: the guest side of the pvas API, linked into programs that run as ULPs. It only
- * reads the control block's header, whose layout libulp/kernel/proc.c pins with a static assert.
+ * reads the control block's header (include/uapi/pvas_cb.h, which pins its layout).
  */
 #include <errno.h>
 #include <stdint.h>
 #include <sys/auxv.h>
 
 #include "pvas.h"
+#include "uapi/pvas_cb.h"
 
-#define AT_PVAS_CB 0x50564153
-#define CB_MAGIC 0x50564153434231ull
+static struct pvas_cb *cached;
 
-struct cb;
-struct guest_ops {
-	uint32_t version;
-	int (*get_pvid)(struct cb *cb);
-	int (*yield)(struct cb *cb);
-	int (*switch_to)(struct cb *cb, int pvid);
-	int (*export_addr)(struct cb *cb, const char *name, void *addr);
-	int (*import_addr)(struct cb *cb, const char *name, void **addr);
-	int (*exec)(struct cb *cb, int pvid, const char *file, char *const argv[],
-		    char *const envp[]);
-	int (*barrier)(struct cb *cb, const char *name, int count);
-};
-struct cb {
-	uint64_t magic;
-	int pvid;
-	int state;
-	const struct guest_ops *ops;
-};
-
-static struct cb *cached;
-
-static struct cb *find_cb(void)
+static struct pvas_cb *find_cb(void)
 {
 	if (!cached) {
-		struct cb *cb = (struct cb *)getauxval(AT_PVAS_CB);
+		struct pvas_cb *cb = (struct pvas_cb *)getauxval(PVAS_AT_CB);
 
-		if (cb && cb->magic == CB_MAGIC && cb->ops && cb->ops->version >= 1)
+		if (cb && cb->magic == PVAS_CB_MAGIC && cb->ops && cb->ops->version >= 1)
 			cached = cb;
 	}
 	return cached;
 }
 
+/* The runtime's view of the same control block, which the entry points take. */
+static struct ulp_cb *self(struct pvas_cb *cb)
+{
+	return (struct ulp_cb *)cb;
+}
+
 int pvas_get_pvid(int *pvid)
 {
-	struct cb *cb = find_cb();
+	struct pvas_cb *cb = find_cb();
 
 	if (!cb)
 		return -ENOTSUP;
 	if (!pvid)
 		return -EINVAL;
-	*pvid = cb->ops->get_pvid(cb);
+	*pvid = cb->ops->get_pvid(self(cb));
 	return 0;
 }
 
 int pvas_ulp_switch(int pvid)
 {
-	struct cb *cb = find_cb();
+	struct pvas_cb *cb = find_cb();
 
-	return cb ? cb->ops->switch_to(cb, pvid) : -ENOTSUP;
+	return cb ? cb->ops->switch_to(self(cb), pvid) : -ENOTSUP;
 }
 
 int pvas_yield(void)
 {
-	struct cb *cb = find_cb();
+	struct pvas_cb *cb = find_cb();
 
-	return cb ? cb->ops->yield(cb) : -ENOTSUP;
+	return cb ? cb->ops->yield(self(cb)) : -ENOTSUP;
 }
 
 int pvas_export(const char *name, void *addr)
 {
-	struct cb *cb = find_cb();
+	struct pvas_cb *cb = find_cb();
 
 	if (!cb)
 		return -ENOTSUP;
-	return cb->ops->version >= 2 ? cb->ops->export_addr(cb, name, addr) : -ENOSYS;
+	return cb->ops->version >= 2 ? cb->ops->export_addr(self(cb), name, addr) : -ENOSYS;
 }
 
 int pvas_import(const char *name, void **addr)
 {
-	struct cb *cb = find_cb();
+	struct pvas_cb *cb = find_cb();
 
 	if (!cb)
 		return -ENOTSUP;
-	return cb->ops->version >= 2 ? cb->ops->import_addr(cb, name, addr) : -ENOSYS;
+	return cb->ops->version >= 2 ? cb->ops->import_addr(self(cb), name, addr) : -ENOSYS;
 }
 
 int pvas_ulp_exec(int pvid, const char *file, char *const argv[], char *const envp[])
 {
-	struct cb *cb = find_cb();
+	struct pvas_cb *cb = find_cb();
 
 	if (!cb)
 		return -ENOTSUP;
-	return cb->ops->version >= 3 ? cb->ops->exec(cb, pvid, file, argv, envp) : -ENOSYS;
+	return cb->ops->version >= 3 ? cb->ops->exec(self(cb), pvid, file, argv, envp) : -ENOSYS;
 }
 
 int pvas_barrier(const char *name, int count)
 {
-	struct cb *cb = find_cb();
+	struct pvas_cb *cb = find_cb();
 
 	if (!cb)
 		return -ENOTSUP;
-	return cb->ops->version >= 3 ? cb->ops->barrier(cb, name, count) : -ENOSYS;
+	return cb->ops->version >= 3 ? cb->ops->barrier(self(cb), name, count) : -ENOSYS;
 }

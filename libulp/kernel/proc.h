@@ -10,11 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "uapi/pvas_cb.h"
 #include "ulp_sched.h"
 
-#define ULP_CB_MAGIC 0x50564153434231ull   /* "PVASCB1" */
-#define ULP_CB_SIZE (64 * 1024)		   /* the control block area at offset 0 of a partition */
-#define ULP_AT_PVAS_CB 0x50564153	   /* private auxv tag: the control block's address */
+#define ULP_CB_MAGIC PVAS_CB_MAGIC
+#define ULP_CB_SIZE (64 * 1024) /* the control block area at offset 0 of a partition */
+#define ULP_AT_PVAS_CB PVAS_AT_CB
 #define ULP_MAX_EXTENTS 1024		   /* free ranges of the mmap area */
 #define ULP_DEFAULT_BASE 0x100000000000ull /* 16 TiB */
 #define ULP_DEFAULT_REGION (64ull << 40)   /* 64 TiB */
@@ -29,20 +30,6 @@ enum ulp_cb_state {
 };
 
 struct pvas_region;
-struct ulp_cb;
-
-/* Entry points a guest reaches through its control block (no libulp linked into the guest). */
-struct ulp_guest_ops {
-	uint32_t version;
-	int (*get_pvid)(struct ulp_cb *cb);
-	int (*yield)(struct ulp_cb *cb);
-	int (*switch_to)(struct ulp_cb *cb, int pvid);
-	int (*export_addr)(struct ulp_cb *cb, const char *name, void *addr);
-	int (*import_addr)(struct ulp_cb *cb, const char *name, void **addr);
-	int (*exec)(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
-		    char *const envp[]);
-	int (*barrier)(struct ulp_cb *cb, const char *name, int count);
-};
 
 /* Guest ops implemented with the API (api.c) and the name tables (names.c). */
 int pvas_guest_exec(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
@@ -54,11 +41,13 @@ struct ulp_extent {
 };
 
 struct ulp_cb {
-	/* The first four fields are read by the guest library (libulp/guest): keep them first. */
-	uint64_t magic;
-	int pvid;
-	int state; /* enum ulp_cb_state */
-	const struct ulp_guest_ops *ops;
+	/* What the guest library reads (include/uapi/pvas_cb.h): magic, pvid, state, ops. */
+	union {
+		struct pvas_cb hdr;
+		struct {
+			PVAS_CB_FIELDS
+		};
+	};
 	struct ulp_task task; /* the ULP as a scheduler task */
 	struct pvas_region *region;
 	uintptr_t part_lo, part_hi;
