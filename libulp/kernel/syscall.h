@@ -20,7 +20,8 @@
  *      (sys_mem.c, sys_proc.c, sys_signal.c, sys_thread.c, sys_io.c; calls only one architecture
  *      has go in libulp/arch/<arch>/sys_arch.c) and declare it below;
  *   2. add `[SYS_NAME] = ulp_sys_NAME` to ulp_sys_table in sys_table.c (or to ULP_ARCH_SYS_TABLE
- *      in libulp/arch/<arch>/sys_arch.h). That one line also makes the filter trap it;
+ *      in libulp/arch/<arch>/sys_arch.h, with the handler in ULP_ARCH_SYS_HANDLERS). That one
+ *      line also makes the filter trap it;
  *   3. list it in docs/syscalls.md and add a test under tests/integ/.
  */
 #ifndef ULP_KERNEL_SYSCALL_H
@@ -40,7 +41,10 @@ struct ulp_sys {
 	void *uc; /* ucontext_t of the SIGSYS frame (arch.h: ulp_arch_trap_*) */
 };
 
-typedef long (*ulp_sys_fn)(struct ulp_cb *cb, struct ulp_sys *s);
+/* A handler's type: declare one as `ulp_sys_handler ulp_sys_NAME;`, define it as
+ * `long ulp_sys_NAME(struct ulp_cb *cb, struct ulp_sys *s)`. */
+typedef long ulp_sys_handler(struct ulp_cb *cb, struct ulp_sys *s);
+typedef ulp_sys_handler *ulp_sys_fn;
 
 /* Indexed by syscall number; NULL: not trapped (runs natively). */
 extern const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX];
@@ -53,29 +57,18 @@ void ulp_sys_end(struct ulp_cb *cb, int status, int sig) __attribute__((noreturn
 int ulp_sys_range_ok(const struct ulp_cb *cb, uintptr_t lo, size_t len);
 
 /* memory (sys_mem.c) */
-long ulp_sys_brk(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_mmap(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_munmap(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_mremap(struct ulp_cb *cb, struct ulp_sys *s);
-
-/* process (sys_proc.c) */
-long ulp_sys_exit(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s); /* kill, tkill, tgkill */
-long ulp_sys_sched_yield(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_refuse(struct ulp_cb *cb, struct ulp_sys *s); /* fork, vfork, execve: -ENOSYS */
-
+ulp_sys_handler ulp_sys_brk, ulp_sys_mmap, ulp_sys_munmap, ulp_sys_mremap, ulp_sys_mprotect,
+    ulp_sys_madvise;
+/* process (sys_proc.c); ulp_sys_kill serves kill, tkill and tgkill, ulp_sys_refuse (-ENOSYS) fork,
+ * vfork, execve, execveat */
+ulp_sys_handler ulp_sys_exit, ulp_sys_kill, ulp_sys_sched_yield, ulp_sys_refuse;
 /* signals (sys_signal.c) */
-long ulp_sys_rt_sigaction(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_rt_sigprocmask(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_sigaltstack(struct ulp_cb *cb, struct ulp_sys *s);
-
+ulp_sys_handler ulp_sys_rt_sigaction, ulp_sys_rt_sigprocmask, ulp_sys_sigaltstack;
 /* threads (sys_thread.c) */
-long ulp_sys_clone(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_clone3(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_set_tid_address(struct ulp_cb *cb, struct ulp_sys *s);
-long ulp_sys_rseq(struct ulp_cb *cb, struct ulp_sys *s);
-
+ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_rseq;
 /* I/O (sys_io.c) */
-long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s);
+ulp_sys_handler ulp_sys_close;
+/* calls only this architecture has (libulp/arch/<arch>/sys_arch.c) */
+ulp_sys_handler ULP_ARCH_SYS_HANDLERS;
 
 #endif

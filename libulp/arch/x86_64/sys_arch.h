@@ -8,9 +8,6 @@
 
 #include <sys/syscall.h>
 
-struct ulp_cb;
-struct ulp_sys;
-
 /* Above the highest syscall number trapped (clone3, 435). */
 #define ULP_SYS_NR_MAX 448
 
@@ -23,7 +20,7 @@ struct ulp_sys;
 	[SYS_arch_prctl] = ulp_sys_arch_prctl, [SYS_fork] = ulp_sys_refuse,                        \
 	[SYS_vfork] = ulp_sys_refuse
 
-/* sys_arch.c */
-long ulp_sys_arch_prctl(struct ulp_cb *cb, struct ulp_sys *s);
+/* Their handlers (sys_arch.c), declared by syscall.h. */
+#define ULP_ARCH_SYS_HANDLERS ulp_sys_arch_prctl
 
 #endif
