@@ -9,6 +9,7 @@
 #include "syscall.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <sys/mman.h>
 
 #ifndef MREMAP_MAYMOVE
@@ -16,14 +17,19 @@
 #define MREMAP_FIXED 2
 #endif
 
-static uintptr_t page_up(uintptr_t v)
+/* v rounded up to whole pages; 0 when that wraps around (callers refuse a length of 0). */
+static size_t page_up(size_t v)
 {
-	return (v + ulp_rt.page_size - 1) & ~(uintptr_t)(ulp_rt.page_size - 1);
+	size_t m = ulp_rt.page_size - 1;
+
+	return v > SIZE_MAX - m ? 0 : (v + m) & ~m;
 }
 
+/* Never computes lo + len, which may wrap: an address above the partition must not pass as a
+ * small distance below its end. */
 int ulp_sys_range_ok(const struct ulp_cb *cb, uintptr_t lo, size_t len)
 {
-	return lo >= cb->part_lo + ULP_CB_SIZE && len <= cb->part_hi - lo;
+	return lo >= cb->part_lo + ULP_CB_SIZE && lo <= cb->part_hi && len <= cb->part_hi - lo;
 }
 
 long ulp_sys_brk(struct ulp_cb *cb, struct ulp_sys *s)
@@ -97,9 +103,9 @@ long ulp_sys_mremap(struct ulp_cb *cb, struct ulp_sys *s)
 	int flags = (int)a[3];
 	long r;
 
-	if (!ulp_sys_range_ok(cb, old, old_len) || !new_len)
+	if ((a[1] && !old_len) || !new_len || !ulp_sys_range_ok(cb, old, old_len))
 		return -EINVAL;
-	if (new_len <= old_len) {
+	if (new_len <= old_len && !(flags & MREMAP_FIXED)) {
 		r = ulp_arch_syscall(SYS_mremap, a[0], a[1], a[2], 0, 0, 0);
 		if (!ulp_raw_is_err(r) && new_len < old_len) {
 			ulp_raw_reserve(old + new_len, old_len - new_len);
@@ -108,6 +114,8 @@ long ulp_sys_mremap(struct ulp_cb *cb, struct ulp_sys *s)
 		return r;
 	}
 	if (flags & MREMAP_FIXED) {
+		if (!(flags & MREMAP_MAYMOVE))
+			return -EINVAL; /* as the kernel says */
 		to = (uintptr_t)a[4];
 		if (!ulp_sys_range_ok(cb, to, new_len))
 			return -EINVAL;
@@ -129,4 +137,32 @@ long ulp_sys_mremap(struct ulp_cb *cb, struct ulp_sys *s)
 	ulp_raw_reserve(old, old_len); /* mremap left a hole: keep the region reserved */
 	ulp_mm_free(cb, old, old_len);
 	return r;
+}
+
+/* mprotect and madvise act on whatever is mapped: outside its own partition (the launcher's code,
+ * another ULP) a ULP gets what the kernel says for an unmapped range. */
+static long own_range(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	uintptr_t addr = (uintptr_t)s->a[0];
+	size_t len = page_up((size_t)s->a[1]);
+
+	if (addr & (ulp_rt.page_size - 1))
+		return -EINVAL;
+	if (s->a[1] && (!len || !ulp_sys_range_ok(cb, addr, len)))
+		return -ENOMEM;
+	return 0;
+}
+
+long ulp_sys_mprotect(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long r = own_range(cb, s);
+
+	return r ? r : ulp_arch_syscall(SYS_mprotect, s->a[0], s->a[1], s->a[2], 0, 0, 0);
+}
+
+long ulp_sys_madvise(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long r = own_range(cb, s);
+
+	return r ? r : ulp_arch_syscall(SYS_madvise, s->a[0], s->a[1], s->a[2], 0, 0, 0);
 }

@@ -14,6 +14,8 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_mmap] = ulp_sys_mmap,
     [SYS_munmap] = ulp_sys_munmap,
     [SYS_mremap] = ulp_sys_mremap,
+    [SYS_mprotect] = ulp_sys_mprotect,
+    [SYS_madvise] = ulp_sys_madvise,
     /* process: sys_proc.c */
     [SYS_exit] = ulp_sys_exit,
     [SYS_exit_group] = ulp_sys_exit,

@@ -2,7 +2,8 @@
 ifeq ($(ARCH),x86_64)
 INTEG := $(O)/tests/integ
 INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx \
-	$(INTEG)/guest_cxx_dyn $(INTEG)/crash $(INTEG)/pingpong $(INTEG)/exec_nopie $(INTEG)/share $(INTEG)/probe
+	$(INTEG)/guest_cxx_dyn $(INTEG)/crash $(INTEG)/pingpong $(INTEG)/exec_nopie $(INTEG)/share $(INTEG)/probe \
+	$(INTEG)/bad_range
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
 $(INTEG)/%: tests/integ/progs/%.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)

@@ -98,7 +98,17 @@ if expect share 0 "$X" -n 6 "$P/share" && [ "$(lines "read 'hello from rank 0'")
 	ok "an address exported by one ULP is read and written by the others"
 else no "an address exported by one ULP is read and written by the others"; fi
 
-# 8. bad usage is an error, not ignored
+# 8. a ULP's range syscalls reach only its own partition: MAP_FIXED, munmap, mremap, mprotect,
+#    madvise, arch_prctl aimed at another ULP's partition, the launcher's code or heap, its control
+#    block, or with lengths that wrap, fail with the kernel's errno; the launcher and the other ULPs
+#    go on (rank 1 runs the same checks; guest_check beside them still passes)
+if expect bad_range 0 "$X" -n 2 -w 1 "$P/bad_range" 4294967296 : -n 2 "$P/guest_check" 0 &&
+	[ "$(lines 'bad ranges refused')" = 2 ] && [ "$(lines ' ok pvid-set')" = 2 ] &&
+	! grep -q FAIL "$T/out"; then
+	ok "range syscalls outside the own partition are refused; launcher and other ULPs unharmed"
+else no "range syscalls outside the own partition are refused; launcher and other ULPs unharmed"; fi
+
+# 9. bad usage is an error, not ignored
 if expect usage 2 "$X" -n 0 /bin/true && grep -q -- "-n" "$T/out" &&
 	expect usage2 2 "$X" --bogus /bin/true && expect help 0 "$X" -h && grep -q usage "$T/out"; then
 	ok "bad options are errors; -h explains usage"
