@@ -23,11 +23,12 @@ static inline int ulp_raw_is_err(long r)
 	return (unsigned long)r > -4096UL;
 }
 
-/* Anonymous read-write memory anywhere; NULL on failure. */
-static inline void *ulp_raw_mmap(size_t len)
+/* Anonymous read-write memory anywhere (flags: added to MAP_PRIVATE | MAP_ANONYMOUS, e.g.
+ * MAP_NORESERVE); NULL on failure. */
+static inline void *ulp_raw_mmap(size_t len, int flags)
 {
 	long p = ulp_arch_syscall(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				  MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 	return ulp_raw_is_err(p) ? NULL : (void *)p;
 }
 

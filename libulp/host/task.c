@@ -8,6 +8,7 @@
  * (exit_group) once its last ULP ended.
  */
 #include "pvas_int.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -27,19 +28,6 @@
 #define CLONE_SYSVSEM 0x00040000
 #endif
 
-static long sys(long nr, long a, long b, long c)
-{
-	return ulp_arch_syscall(nr, a, b, c, 0, 0, 0);
-}
-
-/* Same layout as the kernel's struct sigaction for rt_sigaction. */
-struct ksigaction {
-	void *handler;
-	unsigned long flags;
-	void *restorer;
-	unsigned long mask;
-};
-
 static void bind_cpu(struct pvas_task *t, unsigned i)
 {
 	unsigned long mask[16];
@@ -52,7 +40,7 @@ static void bind_cpu(struct pvas_task *t, unsigned i)
 		return;
 	memset(mask, 0, sizeof(mask));
 	mask[cpu / 64] = 1ul << (cpu % 64);
-	sys(SYS_sched_setaffinity, 0, sizeof(mask), (long)mask);
+	ulp_arch_syscall(SYS_sched_setaffinity, 0, sizeof(mask), (long)mask, 0, 0, 0);
 }
 
 static int task_worker(void *arg)
@@ -70,20 +58,20 @@ static int task_main(void *arg)
 {
 	static const int dfl[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD};
 	struct pvas_task *t = arg;
-	struct ksigaction sa = {0};
+	struct ulp_ksigaction sa = {0};
 	unsigned long none = 0;
 	unsigned i;
 
 	/* Die with the manager; it may already be gone. */
-	sys(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0);
-	if (sys(SYS_getppid, 0, 0, 0) != t->manager_pid)
-		sys(SYS_exit_group, 137, 0, 0);
+	ulp_arch_syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
+	if (ulp_arch_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0) != t->manager_pid)
+		ulp_arch_syscall(SYS_exit_group, 137, 0, 0, 0, 0, 0);
 	/* The manager's handlers were copied at clone; they would run its libc here. */
 	sa.handler = SIG_DFL;
 	for (i = 0; i < sizeof(dfl) / sizeof(dfl[0]); i++)
-		ulp_arch_syscall(SYS_rt_sigaction, dfl[i], (long)&sa, 0, 8, 0, 0);
+		ulp_arch_syscall(SYS_rt_sigaction, dfl[i], (long)&sa, 0, ULP_KSIGSET_SIZE, 0, 0);
 	ulp_trap_task_init();
-	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, 8, 0, 0);
+	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, ULP_KSIGSET_SIZE, 0, 0);
 	ulp_arch_tls_set(0);
 	bind_cpu(t, 0);
 	ulp_worker_enter(t->rt.workers[0]);
@@ -96,7 +84,7 @@ static int task_main(void *arg)
 			break; /* run with the workers we have: they steal from each other */
 	}
 	ulp_worker_loop(t->rt.workers[0]);
-	sys(SYS_exit_group, 0, 0, 0);
+	ulp_arch_syscall(SYS_exit_group, 0, 0, 0, 0, 0, 0);
 	return 0;
 }
 

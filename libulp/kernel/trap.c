@@ -148,7 +148,7 @@ void ulp_trap_worker_init(struct ulp_worker *w)
 	stack_t ss;
 
 	if (!w->altstack) {
-		w->altstack = ulp_raw_mmap(ULP_ALTSTACK_SIZE);
+		w->altstack = ulp_raw_mmap(ULP_ALTSTACK_SIZE, 0);
 		if (!w->altstack)
 			return;
 	}

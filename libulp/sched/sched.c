@@ -8,10 +8,10 @@
 #include "ulp_sched.h"
 
 #include <errno.h>
-#include <linux/futex.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
+
+#include "sys.h"
 
 #ifdef ULP_SANITIZE
 #include <sanitizer/common_interface_defs.h>
@@ -29,34 +29,12 @@ uint64_t ulp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void *raw_mmap(size_t len)
-{
-	long p = ulp_arch_syscall(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return (unsigned long)p > -4096UL ? NULL : (void *)p;
-}
-
-static void raw_munmap(void *p, size_t len)
-{
-	ulp_arch_syscall(SYS_munmap, (long)p, (long)len, 0, 0, 0, 0);
-}
-
-static void futex_wait(uint32_t *addr, uint32_t val)
-{
-	ulp_arch_syscall(SYS_futex, (long)addr, FUTEX_WAIT_PRIVATE, val, 0, 0, 0);
-}
-
-static void futex_wake(uint32_t *addr, int n)
-{
-	ulp_arch_syscall(SYS_futex, (long)addr, FUTEX_WAKE_PRIVATE, n, 0, 0, 0);
-}
-
 /* ---- deque ---- */
 
 int ulp_deque_init(struct ulp_deque *d)
 {
 	d->cap = 256;
-	d->buf = raw_mmap(d->cap * sizeof(*d->buf));
+	d->buf = ulp_raw_mmap(d->cap * sizeof(*d->buf), 0);
 	d->head = d->tail = 0;
 	atomic_store(&d->size, 0);
 	d->lock = 0;
@@ -66,13 +44,13 @@ int ulp_deque_init(struct ulp_deque *d)
 static void deque_grow(struct ulp_deque *d)
 {
 	size_t i, n = d->tail - d->head, cap = d->cap * 2;
-	struct ulp_task **buf = raw_mmap(cap * sizeof(*buf));
+	struct ulp_task **buf = ulp_raw_mmap(cap * sizeof(*buf), 0);
 
 	if (!buf) /* out of memory with a full deque: nothing sane is left to do */
 		__builtin_trap();
 	for (i = 0; i < n; i++)
 		buf[i] = d->buf[(d->head + i) & (d->cap - 1)];
-	raw_munmap(d->buf, d->cap * sizeof(*buf));
+	ulp_raw_munmap(d->buf, d->cap * sizeof(*buf));
 	d->buf = buf;
 	d->cap = cap;
 	d->head = 0;
@@ -196,7 +174,7 @@ static void wake_idle(struct ulp_runtime *rt, int all)
 	atomic_thread_fence(memory_order_seq_cst); /* pairs with the sleeper's fence */
 	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) > 0) {
 		atomic_fetch_add(&rt->idle_seq, 1);
-		futex_wake((uint32_t *)&rt->idle_seq, all ? 0x7fffffff : 1);
+		ulp_raw_futex_wake((uint32_t *)&rt->idle_seq, all ? 0x7fffffff : 1);
 	}
 }
 
@@ -548,7 +526,7 @@ static void sched_loop(struct ulp_worker *w)
 		atomic_thread_fence(memory_order_seq_cst);
 		if (!work_visible(w) && !atomic_load(&rt->shutdown)) {
 			w->sleeps++;
-			futex_wait((uint32_t *)&rt->idle_seq, seq);
+			ulp_raw_futex_wait((uint32_t *)&rt->idle_seq, seq);
 		}
 		atomic_fetch_sub(&rt->sleepers, 1);
 		spins = 0;
@@ -608,7 +586,7 @@ int ulp_worker_init(struct ulp_worker *w, unsigned id, struct ulp_runtime *rt)
 /* Worker 0's scheduler needs a stack of its own: the ulp_init thread keeps its stack. */
 int ulp_worker0_sched_stack(struct ulp_worker *w, size_t size)
 {
-	w->sched_stack = raw_mmap(size);
+	w->sched_stack = ulp_raw_mmap(size, 0);
 	if (!w->sched_stack)
 		return -ENOMEM;
 	w->sched.san_lo = w->sched_stack;
@@ -621,14 +599,14 @@ void ulp_worker_destroy(struct ulp_worker *w, size_t sched_stack_size)
 {
 	ulp_stacks_drain(w);
 	if (w->altstack) /* its thread has ended, or (worker 0) disabled it in ulp_fini */
-		raw_munmap(w->altstack, ULP_ALTSTACK_SIZE);
+		ulp_raw_munmap(w->altstack, ULP_ALTSTACK_SIZE);
 	if (w->sched_stack)
-		raw_munmap(w->sched_stack, sched_stack_size);
-	raw_munmap(w->dq.buf, w->dq.cap * sizeof(*w->dq.buf));
+		ulp_raw_munmap(w->sched_stack, sched_stack_size);
+	ulp_raw_munmap(w->dq.buf, w->dq.cap * sizeof(*w->dq.buf));
 }
 
 void ulp_sched_wake_all(struct ulp_runtime *rt)
 {
 	atomic_fetch_add(&rt->idle_seq, 1);
-	futex_wake((uint32_t *)&rt->idle_seq, 0x7fffffff);
+	ulp_raw_futex_wake((uint32_t *)&rt->idle_seq, 0x7fffffff);
 }

@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "sys.h"
+
 #define DESC_CHUNK 64	   /* descriptors carved from one mapping */
 #define MAX_FREE_STACKS 64 /* per worker; beyond that stacks are unmapped */
 
@@ -18,28 +20,16 @@ struct free_stack {
 	struct free_stack *next;
 };
 
-static long sys_mmap(size_t len, int prot)
-{
-	return ulp_arch_syscall(SYS_mmap, 0, (long)len, prot,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-}
-
-static int is_err(long r)
-{
-	return (unsigned long)r > -4096UL;
-}
-
 struct ulp_task *ulp_task_alloc(struct ulp_worker *w)
 {
 	struct ulp_task *t = w->free_tasks;
 
 	if (!t) {
-		long p = sys_mmap(DESC_CHUNK * sizeof(*t), PROT_READ | PROT_WRITE);
 		unsigned i;
 
-		if (is_err(p))
+		t = ulp_raw_mmap(DESC_CHUNK * sizeof(*t), MAP_NORESERVE);
+		if (!t)
 			return NULL;
-		t = (struct ulp_task *)p;
 		for (i = 1; i < DESC_CHUNK; i++) {
 			t[i].next = w->free_tasks;
 			w->free_tasks = &t[i];
@@ -65,21 +55,21 @@ int ulp_stack_alloc(struct ulp_worker *w, struct ulp_task *t)
 {
 	size_t page = ulp_rt.page_size, size = ulp_rt.stack_size;
 	struct free_stack *f = w->free_stacks;
-	long p;
+	char *p;
 
 	if (f) {
 		w->free_stacks = f->next;
 		w->nfree_stacks--;
 		t->stack = (char *)f - page;
 	} else {
-		p = sys_mmap(size + page, PROT_READ | PROT_WRITE);
-		if (is_err(p))
+		p = ulp_raw_mmap(size + page, MAP_NORESERVE);
+		if (!p)
 			return -ENOMEM;
-		if (ulp_arch_syscall(SYS_mprotect, p, (long)page, PROT_NONE, 0, 0, 0) != 0) {
-			ulp_arch_syscall(SYS_munmap, p, (long)(size + page), 0, 0, 0, 0);
+		if (ulp_arch_syscall(SYS_mprotect, (long)p, (long)page, PROT_NONE, 0, 0, 0) != 0) {
+			ulp_raw_munmap(p, size + page);
 			return -ENOMEM;
 		}
-		t->stack = (void *)p;
+		t->stack = p;
 	}
 	t->stack_size = size;
 	t->san_lo = (char *)t->stack + page;
