@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Mapping into a reserved range. Segments are mapped from the file (MAP_FIXED|MAP_PRIVATE at
- * bias + p_vaddr, so /proc/PID/maps names the file) exactly as execve does: the tail of the last
- * file page zeroed, the rest of bss anonymous zero pages. Undoing is always "back to a PROT_NONE
- * reservation", never munmap: the range belongs to a larger region someone else reserved.
+ * bias + p_vaddr, so /proc/PID/maps names the file) as execve does, with one difference: where bss
+ * begins inside the last file page, that page is an anonymous one filled with pread, not the
+ * file's page zeroed by hand. Writing to a file mapping past the end of a file that someone
+ * truncated after the checks raises SIGBUS in the loader (the launcher died with an empty stderr
+ * 1 run in 30); pread reports the short file instead. The rest of bss is anonymous zero pages.
+ * Undoing is always "back to a PROT_NONE reservation", never munmap: the range belongs to a
+ * larger region someone else reserved.
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -24,19 +29,37 @@ static int map_fixed(uintptr_t addr, uint64_t len, int prot, int flags, int fd, 
 	return p == MAP_FAILED ? -errno : 0;
 }
 
-/* The file's last page holds bytes past p_filesz (other sections): they must read as bss zeros. */
-static int zero_tail(uintptr_t file_end, int prot)
+/*
+ * The page holding the end of the file part and the start of bss: its file bytes read with pread
+ * into an anonymous page, the rest of it zero. page: the page's address; off: its file offset.
+ */
+static int read_tail(const struct ulp_elf *f, uintptr_t page, uint64_t off, uintptr_t file_end,
+		     int prot, const struct ulp_ld_err *e, size_t i)
 {
-	uintptr_t page = ulp_ld_page_down(file_end);
-	size_t psz = ulp_ld_pagesize();
+	size_t want = file_end - page, got = 0;
+	int rc = map_fixed(page, ulp_ld_pagesize(), PROT_READ | PROT_WRITE, MAP_ANONYMOUS, -1, 0);
 
-	if (file_end == page)
-		return 0;
-	if (!(prot & PROT_WRITE) && mprotect((void *)page, psz, prot | PROT_WRITE) < 0)
-		return -errno;
-	memset((void *)file_end, 0, page + psz - file_end);
-	if (!(prot & PROT_WRITE) && mprotect((void *)page, psz, prot) < 0)
-		return -errno;
+	if (rc)
+		return ulp_ld_fail(e, rc, "mmap the last file page of segment %zu: %s", i,
+				   strerror(-rc));
+	while (got < want) {
+		ssize_t n = pread(f->fd, (char *)page + got, want - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ulp_ld_fail(e, -errno, "reading segment %zu: %s", i,
+					   strerror(errno));
+		if (n == 0)
+			return ulp_ld_fail(e, -EIO,
+					   "file truncated while being loaded: segment %zu "
+					   "ends at offset %llu, the file now ends at %llu",
+					   i, (unsigned long long)(off + want),
+					   (unsigned long long)(off + got));
+		got += (size_t)n;
+	}
+	if (!(prot & PROT_WRITE) && mprotect((void *)page, ulp_ld_pagesize(), prot) < 0)
+		return ulp_ld_fail(e, -errno, "mprotect segment %zu: %s", i, strerror(errno));
 	return 0;
 }
 
@@ -47,23 +70,56 @@ static int map_load(const struct ulp_elf *f, size_t i, uintptr_t bias, const str
 	uintptr_t file_end = bias + p->p_vaddr + p->p_filesz;
 	uintptr_t mem_end = bias + ulp_ld_page_up(p->p_vaddr + p->p_memsz);
 	uintptr_t anon = p->p_filesz ? ulp_ld_page_up(file_end) : start;
+	/* A partial last file page followed by bss is read, not mapped (see the top). */
+	int split = p->p_memsz > p->p_filesz && file_end != ulp_ld_page_down(file_end);
+	uintptr_t mapped_end = split ? ulp_ld_page_down(file_end) : anon;
 	int prot = prot_of(p->p_flags), rc = 0;
-	const char *what = "mmap";
 
-	if (p->p_filesz)
-		rc = map_fixed(start, ulp_ld_page_up(file_end) - start, prot, 0, f->fd,
+	if (p->p_filesz && mapped_end > start) {
+		rc = map_fixed(start, mapped_end - start, prot, 0, f->fd,
 			       ulp_ld_page_down(p->p_offset));
-	if (!rc && p->p_filesz && p->p_memsz > p->p_filesz) {
-		what = "zeroing bss of";
-		rc = zero_tail(file_end, prot);
+		if (rc)
+			return ulp_ld_fail(e, rc, "mmap segment %zu at %#lx: %s", i,
+					   (unsigned long)start, strerror(-rc));
 	}
-	if (!rc && mem_end > anon) {
-		what = "mmap bss of";
+	if (p->p_filesz && split) {
+		rc = read_tail(f, mapped_end, ulp_ld_page_down(p->p_offset) + (mapped_end - start),
+			       file_end, prot, e, i);
+		if (rc)
+			return rc;
+	}
+	if (mem_end > anon) {
 		rc = map_fixed(anon, mem_end - anon, prot, MAP_ANONYMOUS, -1, 0);
+		if (rc)
+			return ulp_ld_fail(e, rc, "mmap bss of segment %zu at %#lx: %s", i,
+					   (unsigned long)anon, strerror(-rc));
 	}
-	if (rc)
-		return ulp_ld_fail(e, rc, "%s segment %zu at %#lx: %s", what, i,
-				   (unsigned long)start, strerror(-rc));
+	return 0;
+}
+
+/*
+ * The checks saw every segment inside the file; a file cut short since then maps without error
+ * but would raise SIGBUS in the ULP at its first touch of a missing page. Refuse it here, naming
+ * the file, rather than start a program with holes (a cut after this check still ends only that
+ * ULP).
+ */
+static int check_size(const struct ulp_elf *f, const struct ulp_ld_err *e)
+{
+	uint64_t need = 0;
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < f->phnum; i++)
+		if (f->ph[i].p_type == PT_LOAD && f->ph[i].p_filesz &&
+		    f->ph[i].p_offset + f->ph[i].p_filesz > need)
+			need = f->ph[i].p_offset + f->ph[i].p_filesz;
+	if (fstat(f->fd, &st) < 0)
+		return ulp_ld_fail(e, -errno, "fstat: %s", strerror(errno));
+	if ((uint64_t)st.st_size < need)
+		return ulp_ld_fail(e, -EIO,
+				   "file truncated while being loaded: its segments need %llu "
+				   "bytes, the file now has %lld",
+				   (unsigned long long)need, (long long)st.st_size);
 	return 0;
 }
 
@@ -79,7 +135,7 @@ int ulp_map_segments(const struct ulp_elf *f, uintptr_t bias, const struct ulp_l
 		if (rc)
 			return rc;
 	}
-	return 0;
+	return check_size(f, e);
 }
 
 int ulp_map_stack(uintptr_t lo, uintptr_t hi, const struct ulp_ld_err *e)
