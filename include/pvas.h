@@ -35,8 +35,14 @@ typedef int pvd_t; /* a PVAS address space descriptor */
 #define PVAS_BACKEND_USER 1
 #define PVAS_BACKEND_KMOD 2
 
+/* Partition sizes: a power of two in [PVAS_PARTITION_MIN, PVAS_PARTITION_MAX]. The smallest is
+ * the smallest layout that loads a program: the 64 KiB control block and the stack (S/8, at most
+ * 8 MiB) must leave room for the program below S/8. */
+#define PVAS_PARTITION_MIN (128ull << 20)
+#define PVAS_PARTITION_MAX (64ull << 40) /* the whole region: one partition */
+
 struct pvas_attr {
-	size_t partition_size; /* power of two >= 16 MiB; 0: 4 GiB */
+	size_t partition_size; /* power of two >= PVAS_PARTITION_MIN (128 MiB); 0: 4 GiB */
 	int backend;	       /* PVAS_BACKEND_* */
 };
 

@@ -2,11 +2,14 @@
 #include "cmdline.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "pvas.h"
 
 extern char **environ;
 
@@ -22,6 +25,126 @@ long cmd_count(const char *tool, const char *opt, const char *s, long max)
 		exit(2);
 	}
 	return v;
+}
+
+size_t cmd_partition_size(const char *tool, const char *s)
+{
+	static const char units[] = "kmgt";
+	const char *u;
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		goto too_large;
+	if (end == s || *s == '-')
+		goto bad;
+	if (*end && (u = strchr(units, *end | 0x20)) != NULL) {
+		shift = 10 * (int)(u - units + 1);
+		end++;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		goto bad;
+	if (v > (ULLONG_MAX >> shift))
+		goto too_large; /* the shift would wrap around */
+	v <<= shift;
+	if (v & (v - 1))
+		goto bad;
+	if (v < PVAS_PARTITION_MIN) {
+		fprintf(
+		    stderr,
+		    "%s: --partition-size: '%s' is too small: a partition holds a 64k control "
+		    "block, an 8m stack and the program below 1/8 of it; the smallest is %llum\n",
+		    tool, s, PVAS_PARTITION_MIN >> 20);
+		exit(2);
+	}
+	if (v > PVAS_PARTITION_MAX)
+		goto too_large;
+	return (size_t)v;
+bad:
+	fprintf(stderr, "%s: --partition-size: '%s' is not a power of two such as 128m, 4g or 1t\n",
+		tool, s);
+	exit(2);
+too_large:
+	fprintf(stderr, "%s: --partition-size: '%s' is larger than the %llut address space\n", tool,
+		s, PVAS_PARTITION_MAX >> 40);
+	exit(2);
+}
+
+/* "0-3,6" into cpus; 0 when s is not such a list. */
+static unsigned parse_cpulist(const char *s, int *cpus, unsigned max)
+{
+	const char *p = s;
+	unsigned n = 0;
+
+	while (*p) {
+		char *end;
+		long a, b;
+
+		if (*p < '0' || *p > '9')
+			return 0;
+		a = strtol(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				return 0;
+			b = strtol(p, &end, 10);
+		}
+		if (a < 0 || b < a || b >= INT_MAX)
+			return 0;
+		for (; a <= b && n < max; a++)
+			cpus[n++] = (int)a;
+		if (*end == ',')
+			end++;
+		else if (*end && *end != '\n')
+			return 0;
+		else if (*end)
+			end++;
+		p = end;
+	}
+	return n;
+}
+
+unsigned cmd_cpulist(const char *tool, const char *s, int *cpus, unsigned max)
+{
+	char online[256] = "";
+	static int on[4096];
+	unsigned n = parse_cpulist(s, cpus, max), non = 0, i, j;
+	FILE *f;
+
+	if (!n) {
+		fprintf(stderr, "%s: --bind: '%s' is not a CPU list such as 0-3,6\n", tool, s);
+		exit(2);
+	}
+	f = fopen("/sys/devices/system/cpu/online", "r");
+	if (f) {
+		if (fgets(online, sizeof(online), f))
+			online[strcspn(online, "\n")] = '\0';
+		fclose(f);
+	}
+	non = parse_cpulist(online, on, sizeof(on) / sizeof(on[0]));
+	if (!non) { /* no sysfs (a container without it): CPUs 0..N-1 */
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (non = 0; non < (unsigned)(c > 0 ? c : 1) && non < 4096; non++)
+			on[non] = (int)non;
+		snprintf(online, sizeof(online), "0-%u", non - 1);
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < non && on[j] != cpus[i]; j++)
+			;
+		if (j == non) {
+			fprintf(stderr, "%s: --bind: CPU %d is not online (online CPUs: %s)\n",
+				tool, cpus[i], online);
+			exit(2);
+		}
+	}
+	return n;
 }
 
 char *cmd_resolve(const char *prog)
@@ -41,6 +164,22 @@ char *cmd_resolve(const char *prog)
 		p += len + (p[len] == ':');
 	}
 	return strdup(prog); /* let the loader say what is wrong */
+}
+
+/* A program that is not there: 127 before any rank starts, as a shell says it (other reasons,
+ * such as permission or format, the loader reports with status 126). */
+static void missing_program(const char *tool, const char *prog, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
+		return;
+	if (strchr(prog, '/'))
+		fprintf(stderr, "%s: %s: %s\n", tool, prog, strerror(errno));
+	else
+		fprintf(stderr, "%s: %s: command not found (No such file or directory in PATH)\n",
+			tool, prog);
+	exit(127);
 }
 
 int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int max,
@@ -65,6 +204,7 @@ int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int
 		segs[n].argv = argv + at + prog;
 		argv[end < argc ? end : argc] = NULL; /* ends this segment's argv */
 		segs[n].path = cmd_resolve(segs[n].argv[0]);
+		missing_program(tool, segs[n].argv[0], segs[n].path);
 		n++;
 		at = end; /* at the ':' (now NULL) or at argc */
 	}

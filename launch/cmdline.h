@@ -3,6 +3,8 @@
 #ifndef ULP_CMDLINE_H
 #define ULP_CMDLINE_H
 
+#include <stddef.h>
+
 struct segment {
 	long n;	     /* copies (-n) */
 	char **argv; /* argv[0] = PROG as given; NULL-terminated */
@@ -13,12 +15,21 @@ struct segment {
  * return the index of PROG. first: this is the first segment (global options allowed). */
 typedef int (*cmd_parse_fn)(int argc, char **argv, struct segment *seg, int first, void *ctx);
 
-/* Split argv at ':' into at most max segments. Returns their count; exits 2 on bad usage. */
+/* Split argv at ':' into at most max segments. Returns their count; exits 2 on bad usage and 127
+ * (as a shell does) when a program does not exist, before any rank is started. */
 int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int max,
 	      cmd_parse_fn parse, void *ctx);
 
 /* A number from 1 to max, or exit 2 with a message naming the option. */
 long cmd_count(const char *tool, const char *opt, const char *s, long max);
+
+/* --partition-size: a size with an optional k/m/g/t suffix, a power of two from
+ * PVAS_PARTITION_MIN to PVAS_PARTITION_MAX; else exit 2 with a message saying which bound. */
+size_t cmd_partition_size(const char *tool, const char *s);
+
+/* --bind: a CPU list such as 0-3,6 into cpus (at most max entries); every CPU must be online,
+ * else exit 2 with a message naming the online CPUs. Returns the count (>= 1). */
+unsigned cmd_cpulist(const char *tool, const char *s, int *cpus, unsigned max);
 
 /* PROG without a slash is looked up in PATH, as execvp does. */
 char *cmd_resolve(const char *prog);

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 	    "processes in partitions of one address space, scheduled by WORKERS kernel threads.\n"
 	    "  -n N                  copies of the program (default 1)\n"
 	    "  -w WORKERS            worker threads (default: ULP_WORKERS, else online CPUs)\n"
-	    "  --partition-size SIZE partition size, a power of two >= 16m (default 4g)\n"
+	    "  --partition-size SIZE partition size, a power of two >= 128m (default 4g)\n"
 	    "  -h, --help            this text\n"
 	    "Each ULP gets ULP_RANK (0..total-1) and ULP_SIZE in its environment.\n"
 	    "Exit status: 0 when every ULP exits 0, else the first non-zero status by rank\n"
@@ -46,7 +46,6 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	    {"partition-size", required_argument, NULL, 'P'},
 	    {NULL, 0, NULL, 0},
 	};
-	long long v;
 	int c;
 
 	optind = 1;
@@ -67,15 +66,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 		case 'P':
 			if (!first)
 				goto global_only;
-			v = ulp_parse_size(optarg);
-			if (v < (long long)ULP_MIN_PARTITION || (v & (v - 1))) {
-				fprintf(stderr,
-					"ulpexec: --partition-size: '%s' is not a power of two "
-					"of at least 16m\n",
-					optarg);
-				exit(2);
-			}
-			o->psize = (size_t)v;
+			o->psize = cmd_partition_size("ulpexec", optarg);
 			break;
 		default:
 			usage(stderr);

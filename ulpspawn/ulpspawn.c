@@ -52,7 +52,7 @@ static void usage(FILE *f)
 	       "  -w WORKERS        kernel threads per task (default: online CPUs / TASKS, at "
 	       "least 1)\n"
 	       "  --bind CPULIST    pin the workers round robin to these CPUs (e.g. 0-3,6)\n"
-	       "  --partition-size  partition size, a power of two >= 16m (default 4g)\n"
+	       "  --partition-size  partition size, a power of two >= 128m (default 4g)\n"
 	       "  --stats           print a table per ULP at the end: task, switches, CPU time, "
 	       "status\n"
 	       "  --backend NAME    PVAS backend: user or kmod (/dev/pvas); default: kmod when\n"
@@ -62,38 +62,6 @@ static void usage(FILE *f)
 	       "exits 0,\n"
 	       "else the first non-zero status by rank (128+signal for a killed rank).\n"
 	       "SIGINT/SIGTERM end every task.\n");
-}
-
-static void parse_cpus(const char *s, struct opts *o)
-{
-	const char *p = s;
-
-	while (*p) {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-
-		if (end == p || a < 0 || a >= MAX_CPUS)
-			goto bad;
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || b < a || b >= MAX_CPUS)
-				goto bad;
-		}
-		for (; a <= b && o->ncpus < MAX_CPUS; a++)
-			o->cpus[o->ncpus++] = (int)a;
-		if (*end == ',')
-			end++;
-		else if (*end)
-			goto bad;
-		p = end;
-	}
-	if (o->ncpus)
-		return;
-bad:
-	fprintf(stderr, "ulpspawn: --bind: '%s' is not a CPU list such as 0-3,6\n", s);
-	exit(2);
 }
 
 static int parse_segment(int argc, char **argv, struct segment *seg, int first, void *ctx)
@@ -131,7 +99,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 			o->workers = cmd_count("ulpspawn", "-w", optarg, 256);
 			break;
 		case 'B':
-			parse_cpus(optarg, o);
+			o->ncpus = cmd_cpulist("ulpspawn", optarg, o->cpus, MAX_CPUS);
 			break;
 		case 'S':
 			o->stats = 1;
@@ -144,27 +112,9 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 			}
 			setenv("ULP_BACKEND", optarg, 1);
 			break;
-		case 'P': {
-			char *end;
-			unsigned long long v = strtoull(optarg, &end, 0);
-			int sh = *end == 'g' || *end == 'G'   ? 30
-				 : *end == 'm' || *end == 'M' ? 20
-				 : *end == 'k' || *end == 'K' ? 10
-							      : 0;
-
-			if (sh)
-				end++;
-			v <<= sh;
-			if (*end || v < (16ull << 20) || (v & (v - 1))) {
-				fprintf(stderr,
-					"ulpspawn: --partition-size: '%s' is not a power of "
-					"two of at least 16m\n",
-					optarg);
-				exit(2);
-			}
-			o->psize = (long long)v;
+		case 'P':
+			o->psize = (long long)cmd_partition_size("ulpspawn", optarg);
 			break;
-		}
 		default:
 			usage(stderr);
 			exit(2);
@@ -299,7 +249,7 @@ int main(int argc, char **argv)
 		}
 		if (rc < 0) {
 			fprintf(stderr, "ulpspawn: rank %ld: %s\n", r, pvas_errmsg());
-			failed_load = 1;
+			failed_load = rc == -ENOENT ? 127 : 126; /* as ulpexec and a shell */
 			break;
 		}
 		ri[r].pvid = task == k - 1 && rc == tasks[task] ? -2 : rc; /* see find_rank */
@@ -352,6 +302,6 @@ int main(int argc, char **argv)
 	if (stop_signal)
 		return 128 + stop_signal;
 	if (failed_load && !status)
-		status = 126;
+		status = failed_load;
 	return status;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pvas.h"
 #include "uapi/pvas_cb.h"
 #include "ulp_sched.h"
 
@@ -20,7 +21,12 @@
 #define ULP_DEFAULT_BASE 0x100000000000ull /* 16 TiB */
 #define ULP_DEFAULT_REGION (64ull << 40)   /* 64 TiB */
 #define ULP_DEFAULT_PARTITION (4ull << 30) /* 4 GiB */
-#define ULP_MIN_PARTITION (16ull << 20)
+/* The smallest partition whose layout (ulp_proc_load) leaves room for a program: below S/8 sit
+ * the control block and a stack of min(S/8, 8 MiB); at 64 MiB and less nothing is left. */
+#define ULP_MIN_PARTITION PVAS_PARTITION_MIN
+_Static_assert(ULP_MIN_PARTITION / 8 > ULP_CB_SIZE + (8u << 20) &&
+		   ULP_MIN_PARTITION / 16 <= ULP_CB_SIZE + (8u << 20),
+	       "ULP_MIN_PARTITION is the smallest power of two with an image area");
 
 enum ulp_cb_state {
 	ULP_CB_FREE,

@@ -3,6 +3,7 @@
 #include "ulp_sched.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ long long ulp_parse_size(const char *s)
 {
 	char *end;
 	unsigned long long v;
+	int shift = 0;
 
 	if (!s || !*s || *s == '-')
 		return -1;
@@ -29,26 +31,24 @@ long long ulp_parse_size(const char *s)
 	v = strtoull(s, &end, 0);
 	if (errno || end == s)
 		return -1;
-	switch (*end) {
+	switch (*end | 0x20) {
 	case 'k':
-	case 'K':
-		v <<= 10;
-		end++;
+		shift = 10;
 		break;
 	case 'm':
-	case 'M':
-		v <<= 20;
-		end++;
+		shift = 20;
 		break;
 	case 'g':
-	case 'G':
-		v <<= 30;
-		end++;
+		shift = 30;
 		break;
 	}
+	end += shift != 0;
 	if (*end == 'b' || *end == 'B')
 		end++;
-	return *end ? -1 : (long long)v;
+	/* 8589934592g shifted would wrap around to a small or negative size */
+	if (*end || v > ((unsigned long long)LLONG_MAX >> shift))
+		return -1;
+	return (long long)(v << shift);
 }
 
 static void *worker_main(void *arg)

@@ -26,6 +26,7 @@ ALL_TARGETS += $(INTEG_PROGS)
 check-integ: $(INTEG_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $(O)/examples/paper/ulpspawn_sample
 	$(Q)$(RUN_TEST) integ-ulpexec sh tests/integ/ulpexec.sh $(O)
 	$(Q)$(RUN_TEST) integ-ulpspawn sh tests/integ/ulpspawn.sh $(O)
+	$(Q)$(RUN_TEST) integ-options sh tests/integ/options.sh $(O)
 CHECK_TARGETS += check-integ
 endif
 -include tests/integ/mpi_like.mk

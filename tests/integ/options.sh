@@ -1,0 +1,70 @@
+#!/bin/sh
+# Option checks of ulpexec and ulpspawn: bad values are refused up front with a message that says
+# what is allowed, and nothing starts. Usage: tests/integ/options.sh BUILD_DIR
+B=${1:-build}
+X="$B/bin/ulpexec"
+S="$B/bin/ulpspawn"
+P="$B/tests/integ"
+. "$(dirname "$0")/lib.sh"
+
+# Partition sizes below the smallest layout that loads a program used to pass the option check,
+# then every program was refused with "bad request ... not a page-aligned range".
+for tool in "$X" "$S"; do
+	name=${tool##*/}
+	bad=""
+	for size in 16m 32m 64m 1m 4k; do
+		expect "$name $size" 2 "$tool" --partition-size $size /bin/echo STARTED &&
+			grep -q "'$size' is too small.*the smallest is 128m" "$T/out" &&
+			! grep -q STARTED "$T/out" || bad="$bad $size"
+	done
+	if [ -z "$bad" ]; then
+		ok "$name: partition sizes below 128m are refused up front naming the smallest"
+	else no "$name: partition sizes below 128m are refused up front naming the smallest ($bad)"; fi
+
+	# The smallest size runs static-pie and dynamic programs correctly.
+	if expect "$name 128m" 0 "$tool" --partition-size 128m -n 2 "$P/guest_cxx" : \
+		-n 2 "$P/guest_cxx_dyn" && [ "$(lines 'constructed caught=1')" = 4 ] &&
+		expect "$name 128m sha" 0 "$tool" --partition-size 128m -n 3 /usr/bin/sha256sum "$0" &&
+		[ "$(sort -u "$T/out")" = "$(sha256sum "$0")" ]; then
+		ok "$name: --partition-size 128m runs static-pie and dynamic programs"
+	else no "$name: --partition-size 128m runs static-pie and dynamic programs"; fi
+
+	# 8589934592g is 2^63 and 17179869184g 2^64: a shift without a check wraps around.
+	bad=""
+	for size in 8589934592g 17179869184g 18446744073709551616 99999999999999999999m 128t; do
+		expect "$name $size" 2 "$tool" --partition-size $size /bin/echo STARTED &&
+			grep -q "'$size' is larger than the 64t address space" "$T/out" &&
+			! grep -q STARTED "$T/out" || bad="$bad $size"
+	done
+	for size in 3g x -4g 4q; do
+		expect "$name $size" 2 "$tool" --partition-size $size /bin/true &&
+			grep -q "'$size' is not a power of two" "$T/out" || bad="$bad $size"
+	done
+	if [ -z "$bad" ]; then
+		ok "$name: partition sizes that overflow or are not powers of two are refused"
+	else no "$name: partition sizes that overflow or are not powers of two are refused ($bad)"; fi
+
+	# One exit status for a missing program, as a shell: 127, and no rank of the job starts.
+	if expect "$name missing" 127 "$tool" -n 2 no-such-program-here &&
+		grep -q "no-such-program-here: command not found" "$T/out" &&
+		expect "$name missing path" 127 "$tool" "$T/missing" &&
+		grep -q "$T/missing: No such file or directory" "$T/out" &&
+		expect "$name missing mpmd" 127 "$tool" -n 2 /bin/echo STARTED : -n 1 "$T/missing" &&
+		! grep -q STARTED "$T/out"; then
+		ok "$name: a missing program exits 127 before any rank starts"
+	else no "$name: a missing program exits 127 before any rank starts"; fi
+done
+
+# --bind names CPUs that must be online; the message lists the online ones.
+online=$(cat /sys/devices/system/cpu/online)
+last=$(echo "$online" | tr ',-' '\n\n' | sort -n | tail -1)
+off=$((last + 1))
+if expect bind 2 "$S" --bind "$off" -n 1 /bin/echo STARTED &&
+	grep -q "CPU $off is not online (online CPUs: $online)" "$T/out" && ! grep -q STARTED "$T/out" &&
+	expect bind-range 2 "$S" --bind "0-$off" -n 1 /bin/true &&
+	grep -q "CPU $off is not online" "$T/out" &&
+	expect bind-ok 0 "$S" --bind "0-$last" -n 2 /bin/echo STARTED && [ "$(lines STARTED)" = 2 ]; then
+	ok "--bind with a CPU that is not online is refused naming the online CPUs"
+else no "--bind with a CPU that is not online is refused naming the online CPUs"; fi
+
+finish options
