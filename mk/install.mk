@@ -14,6 +14,9 @@ install-files: all
 	install -m 644 include/ulp.h include/pvas.h $(DESTDIR)$(INCDIR)/
 	install -m 644 $(O)/libulp-core.a $(DESTDIR)$(LIBDIR)/
 	[ ! -f $(O)/libulp.a ] || install -m 644 $(O)/libulp.a $(O)/libpvas-guest.a $(DESTDIR)$(LIBDIR)/
+	[ ! -f $(O)/libulp.so.$(VERSION) ] || { install -m 644 $(O)/libulp.so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
+		ln -sf libulp.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) && \
+		ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libulp.so; }
 	[ ! -f $(O)/bin/ulpexec ] || install -m 755 $(O)/bin/ulpexec $(DESTDIR)$(BINDIR)/
 	[ ! -f $(O)/bin/ulpspawn ] || install -m 755 $(O)/bin/ulpspawn $(DESTDIR)$(BINDIR)/
 	install -m 644 $(O)/libulp.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
@@ -35,3 +38,22 @@ lint-user:
 		$(filter %.c,$(LINT_SRCS))
 	@echo "lint: clang-format and cppcheck clean"
 lint: lint-user
+
+# The shared library libulp.so.0: the objects of libulp.a (all built with -fPIC). -z defs: every
+# symbol it needs is named here, so a program links it with -lulp alone.
+ifeq ($(ARCH),x86_64)
+SONAME := libulp.so.0
+$(O)/libulp.so.$(VERSION): $(LIBULP_CORE_OBJS) $(LIBULP_PVAS_OBJS) $(LOADER_OBJS)
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,relro -Wl,-z,now $(LDFLAGS) \
+		-o $@ $^ $(LDLIBS_ULP)
+$(O)/$(SONAME) $(O)/libulp.so: $(O)/libulp.so.$(VERSION)
+	$(Q)ln -sf $(notdir $<) $@
+ALL_TARGETS += $(O)/libulp.so.$(VERSION) $(O)/$(SONAME) $(O)/libulp.so
+endif
+
+# make deb: Debian packages libulp0, libulp-dev, ulp-tools, pvas-dkms into $(O)/deb (debian/,
+# mk/deb.sh); lintian errors fail it.
+.PHONY: deb
+deb:
+	$(Q)sh mk/deps.sh build deb
+	$(Q)sh mk/deb.sh $(O)/deb
