@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install the Debian packages the build and tests need, only those that are missing.
-# Usage: mk/deps.sh [build|check|demo|bench|kmod]...   (no argument: build)
+# Usage: mk/deps.sh [build|check|demo|bench|kmod|fresh|deb]...   (no argument: build)
+# `make check-fresh` (tests/fresh/run.sh) proves on a fresh Debian 12 that these lists are complete.
 set -e
 want="build-essential pkg-config libelf-dev"
 for what in "${@:-build}"; do
@@ -9,9 +10,11 @@ for what in "${@:-build}"; do
 	check) want="$want libcmocka-dev g++ gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
 		gcc-sparc64-linux-gnu libc6-dev-sparc64-cross qemu-user-static libboost-context-dev \
 		mpich libmpich-dev cppcheck clang-format" ;;
-	demo) want="$want mpich libmpich-dev" ;;
+	demo) want="$want libcmocka-dev mpich libmpich-dev" ;; # make all builds the unit tests too
 	bench) want="$want libboost-context-dev g++ mpich libmpich-dev openmpi-bin libopenmpi-dev gnuplot-nox" ;;
 	kmod) want="$want linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod" ;;
+	fresh) want="$want debootstrap git" ;;
+	deb) want="$want debhelper dh-dkms dpkg-dev fakeroot lintian" ;;
 	*) echo "deps.sh: unknown group '$what'" >&2; exit 2 ;;
 	esac
 done

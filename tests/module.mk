@@ -41,3 +41,4 @@ endif
 -include tests/integ/module.mk
 -include tests/pvas/module.mk
 -include tests/mpi/module.mk
+-include tests/fresh/module.mk
