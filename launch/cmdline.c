@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "cmdline.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +147,130 @@ unsigned cmd_cpulist(const char *tool, const char *s, int *cpus, unsigned max)
 		}
 	}
 	return n;
+}
+
+/*
+ * Mappings of one ELF object: one per PT_LOAD, one more when PT_GNU_RELRO splits the data segment
+ * (ld.so makes part of it read-only). needed: its DT_NEEDED count; interp: its PT_INTERP path.
+ * -1 when the file is not a 64-bit ELF (the loader will say why).
+ */
+static long elf_maps(const char *path, long *needed, char *interp, size_t interplen)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	long maps = 0, i;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	*needed = 0;
+	if (interp)
+		interp[0] = '\0';
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(ph)) {
+		close(fd);
+		return -1;
+	}
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != sizeof(ph))
+			break;
+		if (ph.p_type == PT_LOAD || ph.p_type == PT_GNU_RELRO)
+			maps++;
+		if (ph.p_type == PT_INTERP && interp && ph.p_filesz < interplen &&
+		    pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz)
+			interp[ph.p_filesz] = '\0';
+		if (ph.p_type == PT_DYNAMIC) {
+			Elf64_Dyn d;
+			uint64_t k;
+
+			for (k = 0; k < ph.p_filesz / sizeof(d); k++) {
+				if (pread(fd, &d, sizeof(d),
+					  (off_t)(ph.p_offset + k * sizeof(d))) != sizeof(d) ||
+				    d.d_tag == DT_NULL)
+					break;
+				*needed += d.d_tag == DT_NEEDED;
+			}
+		}
+	}
+	close(fd);
+	return maps;
+}
+
+/*
+ * Measured on static-pie and dynamic programs (ulpexec, /proc/PID/maps lines per added ULP):
+ * besides its ELF objects' segments a ULP has its control block, stack guard, stack, brk heap and
+ * the PROT_NONE rest of its partition (5); a dynamic one has, per shared library, its segments
+ * and a gap (7 counted for each DT_NEEDED; their own dependencies are not followed) and its TLS
+ * blocks and the mmap area's allocations (8).
+ */
+#define MAPS_FIXED 5
+#define MAPS_PER_LIB 7
+#define MAPS_DYNAMIC 8
+
+long cmd_maps_per_rank(const char *path)
+{
+	char interp[4096];
+	long needed, iset, maps = elf_maps(path, &needed, interp, sizeof(interp));
+
+	if (maps < 0)
+		return MAPS_FIXED;
+	maps += MAPS_FIXED;
+	if (interp[0]) {
+		long ld = elf_maps(interp, &iset, NULL, 0);
+
+		maps += (ld > 0 ? ld : 5) + MAPS_PER_LIB * needed + MAPS_DYNAMIC;
+	}
+	return maps;
+}
+
+/* Lines of /proc/self/maps: the mappings this process has now. */
+static long maps_now(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	long n = 0;
+	int c;
+
+	if (!f)
+		return -1;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+void cmd_check_map_count(const char *tool, const struct segment *segs, int nsegs)
+{
+	long limit = 0, now = maps_now(), need = 0, per_max = 0, total = 0;
+	/* the tools' own later mappings: worker stacks, io_uring rings, libc arenas */
+	const long slack = 256;
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+	int i;
+
+	if (f) {
+		if (fscanf(f, "%ld", &limit) != 1)
+			limit = 0;
+		fclose(f);
+	}
+	if (limit <= 0 || now < 0)
+		return; /* no procfs: nothing to check against */
+	for (i = 0; i < nsegs; i++) {
+		long per = cmd_maps_per_rank(segs[i].path);
+
+		need += segs[i].n * per;
+		total += segs[i].n;
+		per_max = per > per_max ? per : per_max;
+	}
+	if (now + need + slack <= limit)
+		return;
+	fprintf(
+	    stderr,
+	    "%s: %ld ranks need about %ld memory mappings in this one address space (up to %ld "
+	    "per rank), more than vm.max_map_count (%ld) leaves: %ld are in use; nothing was "
+	    "started.\n"
+	    "%s: raise the limit as root: sysctl -w vm.max_map_count=%ld (or run fewer ranks)\n",
+	    tool, total, need, per_max, limit, now, tool,
+	    ((now + need + slack) / 65536 + 1) * 65536);
+	exit(1);
 }
 
 char *cmd_resolve(const char *prog)

@@ -31,6 +31,15 @@ size_t cmd_partition_size(const char *tool, const char *s);
  * else exit 2 with a message naming the online CPUs. Returns the count (>= 1). */
 unsigned cmd_cpulist(const char *tool, const char *s, int *cpus, unsigned max);
 
+/* Before any rank starts: estimate the memory mappings the job's ranks will add to this process
+ * (they share one address space) from each program's ELF headers, and exit 1 naming
+ * vm.max_map_count and the command to raise it when /proc/sys/vm/max_map_count minus the mappings
+ * already there cannot hold them. A job that would hit the limit fails halfway (mmap returns
+ * ENOMEM inside some ULP), so refuse it whole. */
+void cmd_check_map_count(const char *tool, const struct segment *segs, int nsegs);
+/* The estimate for one rank of path (also used by the tests). */
+long cmd_maps_per_rank(const char *path);
+
 /* PROG without a slash is looked up in PATH, as execvp does. */
 char *cmd_resolve(const char *prog);
 

@@ -97,6 +97,7 @@ int main(int argc, char **argv)
 	nsegs = cmd_split("ulpexec", argc, argv, segs, 64, parse_segment, &o);
 	for (i = 0; i < nsegs; i++)
 		total += segs[i].n;
+	cmd_check_map_count("ulpexec", segs, nsegs);
 	rc = pvas_region_create(&region, 0, 0, o.psize);
 	if (rc) {
 		fprintf(stderr, "ulpexec: reserving the PVAS region: %s\n", strerror(-rc));

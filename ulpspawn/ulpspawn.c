@@ -190,6 +190,7 @@ int main(int argc, char **argv)
 	nsegs = cmd_split("ulpspawn", argc, argv, segs, 64, parse_segment, &o);
 	for (i = 0; i < nsegs; i++)
 		total += segs[i].n;
+	cmd_check_map_count("ulpspawn", segs, nsegs);
 	if (o.tasks > total) {
 		fprintf(stderr, "ulpspawn: -t %ld: more tasks than the %ld ranks\n", o.tasks,
 			total);

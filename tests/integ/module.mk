@@ -27,6 +27,7 @@ check-integ: $(INTEG_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $(O)/examples/pap
 	$(Q)$(RUN_TEST) integ-ulpexec sh tests/integ/ulpexec.sh $(O)
 	$(Q)$(RUN_TEST) integ-ulpspawn sh tests/integ/ulpspawn.sh $(O)
 	$(Q)$(RUN_TEST) integ-options sh tests/integ/options.sh $(O)
+	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) integ-maps sh tests/integ/maps.sh $(O)
 CHECK_TARGETS += check-integ
 endif
 -include tests/integ/mpi_like.mk
