@@ -24,7 +24,7 @@ void ulpb_runtime_start(const char *prog, unsigned workers)
 
 	if (rc)
 		bench_give_up(prog, "reserving the PVAS region", -rc);
-	ulp_rt.worker_hook = ulp_trap_worker_init;
+	ulp_sched_set_hooks(&ulp_rt, ulp_proc_sched_hooks());
 	rc = ulp_trap_install(region);
 	if (rc)
 		bench_give_up(prog, "installing the syscall trap (seccomp)", -rc);

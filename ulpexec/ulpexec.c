@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 			total, region->nparts);
 		return 1;
 	}
-	ulp_rt.worker_hook = ulp_trap_worker_init;
+	ulp_sched_set_hooks(&ulp_rt, ulp_proc_sched_hooks());
 	rc = ulp_trap_install(region);
 	if (rc) {
 		fprintf(stderr, "ulpexec: installing the syscall trap (seccomp): %s\n",

@@ -194,8 +194,6 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 	pv->backend = backend;
 	pthread_mutex_init(&pv->lock, NULL);
 	ulp_arch_init();
-	if (!ulp_rt.page_size)
-		ulp_rt.page_size = (size_t)sysconf(_SC_PAGESIZE);
 	rc = pvas_region_create(&pv->region, 0, 0, attr ? attr->partition_size : 0);
 	if (rc) {
 		pvas_set_err("pvas_create: reserving the region: %s", strerror(-rc));
@@ -209,7 +207,9 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 			goto fail;
 		}
 	}
-	ulp_rt.worker_hook = ulp_trap_worker_init;
+	/* ULPs run in PVAS tasks, with hooks of their own; these are for a program that also
+	 * runs ulp_init (refused once its workers run: they would miss the worker set-up). */
+	ulp_sched_set_hooks(&ulp_rt, ulp_proc_sched_hooks());
 	rc = ulp_trap_install(pv->region);
 	if (rc) {
 		pvas_set_err("pvas_create: installing the syscall trap: %s", strerror(-rc));
@@ -316,8 +316,7 @@ static int live_tasks(struct pvas *pv)
 	for (i = 0; i < pv->ntasks; i++) {
 		struct pvas_task *t = pv->tasks[i];
 
-		if (t->alive && !t->held &&
-		    (atomic_load(&t->rt.live_tasks) == 0 || !running_ulps(pv, t)))
+		if (t->alive && !t->held && (ulp_sched_refs(&t->rt) == 0 || !running_ulps(pv, t)))
 			reap(pv, t->pid, 1);
 		n += t->alive;
 	}

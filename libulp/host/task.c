@@ -49,9 +49,24 @@ static int task_worker(void *arg)
 	struct pvas_task *t = (struct pvas_task *)w->rt; /* rt is the first member */
 
 	bind_cpu(t, w->id);
-	ulp_worker_enter(w);
-	ulp_worker_loop(w);
+	ulp_sched_worker_run(&t->rt, w->id);
 	return 0;
+}
+
+/* Task-exit hook: the ULP's own exit path, then the task ends with its last ULP (or hold). */
+static void task_ulp_exit(struct ulp_task *ut, void *arg)
+{
+	struct pvas_task *t = arg;
+
+	ulp_proc_exited(ut);
+	if (ulp_sched_unref(&t->rt) == 0)
+		ulp_sched_stop(&t->rt);
+}
+
+static void task_worker_start(struct ulp_worker *w, void *arg)
+{
+	(void)arg;
+	ulp_trap_worker_init(w);
 }
 
 static int task_main(void *arg)
@@ -74,7 +89,6 @@ static int task_main(void *arg)
 	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, ULP_KSIGSET_SIZE, 0, 0);
 	ulp_arch_tls_set(0);
 	bind_cpu(t, 0);
-	ulp_worker_enter(t->rt.workers[0]);
 	for (i = 1; i < t->rt.nworkers; i++) {
 		long r = ulp_arch_clone(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
 					    CLONE_THREAD | CLONE_SYSVSEM,
@@ -83,24 +97,16 @@ static int task_main(void *arg)
 		if (r < 0)
 			break; /* run with the workers we have: they steal from each other */
 	}
-	ulp_worker_loop(t->rt.workers[0]);
+	ulp_sched_worker_run(&t->rt, 0);
 	ulp_arch_syscall(SYS_exit_group, 0, 0, 0, 0, 0, 0);
 	return 0;
 }
 
 void pvas_task_free(struct pvas_task *t)
 {
-	unsigned i;
-
 	if (!t)
 		return;
-	for (i = 0; t->rt.workers && i < t->rt.nworkers; i++) {
-		if (!t->rt.workers[i])
-			continue;
-		ulp_worker_destroy(t->rt.workers[i], 0);
-		free(t->rt.workers[i]);
-	}
-	free(t->rt.workers);
+	ulp_sched_destroy(&t->rt);
 	if (t->stacks)
 		munmap(t->stacks, t->stacks_len);
 	free(t);
@@ -109,9 +115,15 @@ void pvas_task_free(struct pvas_task *t)
 int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct ulp_cb *first,
 		     struct pvas_task **out)
 {
-	unsigned n = attr && attr->workers ? attr->workers : 1, i;
+	unsigned n = attr && attr->workers ? attr->workers : 1;
+	struct ulp_sched_hooks hooks = {
+	    .worker_start = task_worker_start,
+	    .task_exit = task_ulp_exit,
+	};
+	struct ulp_sched_attr sa = {0};
 	struct pvas_task *t;
 	long pid;
+	int rc;
 
 	if (n > PVAS_TASK_MAX_WORKERS)
 		return -EINVAL;
@@ -119,21 +131,14 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	if (!t)
 		return -ENOMEM;
 	t->pv = pv;
-	t->rt.nworkers = n;
-	t->rt.exit_when_idle = 1;
-	t->rt.accounting = attr ? attr->accounting : 0;
-	t->rt.workers = calloc(n, sizeof(*t->rt.workers));
-	if (!t->rt.workers)
-		goto nomem;
-	for (i = 0; i < n; i++) {
-		size_t sz = (sizeof(struct ulp_worker) + 63) & ~(size_t)63;
-
-		t->rt.workers[i] = aligned_alloc(64, sz);
-		if (!t->rt.workers[i])
-			goto nomem;
-		memset(t->rt.workers[i], 0, sizeof(struct ulp_worker));
-		if (ulp_worker_init(t->rt.workers[i], i, &t->rt) != 0)
-			goto nomem;
+	hooks.arg = t;
+	sa.nworkers = n;
+	sa.accounting = attr ? attr->accounting : 0;
+	sa.hooks = &hooks;
+	rc = ulp_sched_create(&t->rt, &sa);
+	if (rc) {
+		free(t);
+		return rc;
 	}
 	if (attr && attr->cpus && attr->ncpus) {
 		t->ncpus =
@@ -147,12 +152,16 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 		t->stacks = NULL;
 		goto nomem;
 	}
-	/* The first ULP is queued before the task exists: nothing can race with it. */
-	first->task.worker = t->rt.workers[0];
+	/* The first ULP is queued before the task exists: nothing can race with it. The task
+	 * holds one reference per ULP, and one for the hold. */
+	ulp_task_place(&first->task, ulp_sched_worker(&t->rt, 0));
 	ulp_proc_set_running(first, t);
 	t->held = attr && attr->hold;
-	atomic_store(&t->rt.live_tasks, 1 + t->held);
-	ulp_deque_push_bottom(&t->rt.workers[0]->dq, &first->task);
+	ulp_sched_ref(&t->rt);
+	if (t->held)
+		ulp_sched_ref(&t->rt);
+	ulp_sched_start(&t->rt);
+	ulp_task_resume(&first->task);
 	t->manager_pid = getpid();
 	t->alive = 1;
 	pid = ulp_arch_clone(CLONE_VM | SIGCHLD, t->stacks + PVAS_TASK_STACK, task_main, t);
@@ -172,22 +181,12 @@ nomem:
 	return -ENOMEM;
 }
 
-/* Count one more ULP, unless the task already reached zero (and so is ending). */
-static int live_inc(struct pvas_task *t)
-{
-	long n = atomic_load(&t->rt.live_tasks);
-
-	while (n > 0)
-		if (atomic_compare_exchange_weak(&t->rt.live_tasks, &n, n + 1))
-			return 0;
-	return -ESRCH;
-}
-
 int pvas_task_adopt(struct pvas_task *t, struct ulp_cb *cb, struct ulp_worker *near)
 {
-	if (!t->alive || live_inc(t))
+	/* One more reference, unless the task already reached zero (and so is ending). */
+	if (!t->alive || ulp_sched_tryref(&t->rt))
 		return -ESRCH;
-	cb->task.worker = near ? near : t->rt.workers[t->next_worker++ % t->rt.nworkers];
+	ulp_task_place(&cb->task, near ? near : ulp_sched_worker(&t->rt, t->next_worker++));
 	ulp_proc_set_running(cb, t);
 	return 0;
 }
@@ -206,8 +205,6 @@ void pvas_task_unhold(struct pvas_task *t)
 	if (!t->held)
 		return;
 	t->held = 0;
-	if (atomic_fetch_sub(&t->rt.live_tasks, 1) == 1) {
-		atomic_store(&t->rt.shutdown, 1);
-		ulp_sched_wake_all(&t->rt);
-	}
+	if (ulp_sched_unref(&t->rt) == 0)
+		ulp_sched_stop(&t->rt);
 }

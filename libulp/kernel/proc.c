@@ -98,7 +98,7 @@ static void ulp_start(void *arg)
 
 /* Runs on another task's stack once the ULP has left its own. The order matters: after the
  * store to cb->final the waiter may unmap the partition, control block included. */
-static void ulp_on_exit(struct ulp_task *t)
+void ulp_proc_exited(struct ulp_task *t)
 {
 	struct ulp_cb *cb = t->owner;
 	struct pvas_region *r = cb->region;
@@ -112,6 +112,32 @@ static void ulp_on_exit(struct ulp_task *t)
 	__atomic_store_n(&cb->final, 1, __ATOMIC_RELEASE);
 	atomic_fetch_add(&r->ended_seq, 1);
 	ulp_arch_syscall(SYS_futex, (long)&r->ended_seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0, 0, 0);
+}
+
+/* Task-exit hook of an instance running ULPs started by ulp_proc_start. */
+static void proc_task_exit(struct ulp_task *t, void *arg)
+{
+	struct ulp_runtime *rt = t->worker->rt; /* t may be unmapped once it has exited */
+
+	(void)arg;
+	ulp_proc_exited(t);
+	ulp_sched_unref(rt);
+}
+
+static void trap_worker_start(struct ulp_worker *w, void *arg)
+{
+	(void)arg;
+	ulp_trap_worker_init(w);
+}
+
+static const struct ulp_sched_hooks proc_hooks = {
+    .worker_start = trap_worker_start,
+    .task_exit = proc_task_exit,
+};
+
+const struct ulp_sched_hooks *ulp_proc_sched_hooks(void)
+{
+	return &proc_hooks;
 }
 
 static int claim(struct pvas_region *r, int pvid)
@@ -236,7 +262,6 @@ loaded:
 	cb->task.kind = ULP_TASK_ULP;
 	cb->task.owner = cb;
 	cb->task.own_tls = 1; /* fs = 0 until the program's libc sets its TLS, as in a process */
-	cb->task.on_exit = ulp_on_exit;
 	ulp_arch_ctx_init(&cb->task.ctx, (void *)(cb->sp - ENTRY_STACK), ENTRY_STACK - 512,
 			  ulp_start, cb);
 	cb->state = ULP_CB_LOADED;
@@ -261,7 +286,7 @@ int ulp_proc_start(struct ulp_cb *cb)
 	if (cb->state != ULP_CB_LOADED)
 		return -EINVAL;
 	ulp_proc_set_running(cb, NULL);
-	atomic_fetch_add(&ulp_rt.live_tasks, 1);
+	ulp_sched_ref(&ulp_rt);
 	ulp_task_resume(&cb->task);
 	return 0;
 }

@@ -160,6 +160,12 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 		  char *const envp[], struct ulp_cb **out, char *err, size_t errlen);
 /* Mark a loaded ULP as running in PVAS task `ptask` (NULL: the launching process). */
 void ulp_proc_set_running(struct ulp_cb *cb, void *ptask);
+/* Hooks for a scheduler instance that runs ULPs started with ulp_proc_start (ulp_rt: set them
+ * with ulp_sched_set_hooks before ulp_init): the trap's per-worker set-up, the ULP exit path. */
+const struct ulp_sched_hooks *ulp_proc_sched_hooks(void);
+/* The exit path of a ULP's task (for a task_exit hook): marks it ended, wakes its waiter, and
+ * then stops touching it (the partition may go right after). Drops no scheduler reference. */
+void ulp_proc_exited(struct ulp_task *t);
 /* Queue a loaded ULP on the scheduler (call from inside the runtime). */
 int ulp_proc_start(struct ulp_cb *cb);
 /* Wait for the ULP to end (from a runtime thread); the status stays in the control block. */

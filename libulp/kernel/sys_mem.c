@@ -20,7 +20,7 @@
 /* v rounded up to whole pages; 0 when that wraps around (callers refuse a length of 0). */
 static size_t page_up(size_t v)
 {
-	size_t m = ulp_rt.page_size - 1;
+	size_t m = ulp_page_size() - 1;
 
 	return v > SIZE_MAX - m ? 0 : (v + m) & ~m;
 }
@@ -86,7 +86,7 @@ long ulp_sys_munmap(struct ulp_cb *cb, struct ulp_sys *s)
 	uintptr_t addr = (uintptr_t)s->a[0];
 	size_t len = page_up((size_t)s->a[1]);
 
-	if ((addr & (ulp_rt.page_size - 1)) || !len)
+	if ((addr & (ulp_page_size() - 1)) || !len)
 		return -EINVAL;
 	if (!ulp_sys_range_ok(cb, addr, len))
 		return -EINVAL;
@@ -146,7 +146,7 @@ static long own_range(struct ulp_cb *cb, struct ulp_sys *s)
 	uintptr_t addr = (uintptr_t)s->a[0];
 	size_t len = page_up((size_t)s->a[1]);
 
-	if (addr & (ulp_rt.page_size - 1))
+	if (addr & (ulp_page_size() - 1))
 		return -EINVAL;
 	if (s->a[1] && (!len || !ulp_sys_range_ok(cb, addr, len)))
 		return -ENOMEM;

@@ -147,12 +147,9 @@ void ulp_trap_worker_init(struct ulp_worker *w)
 {
 	stack_t ss;
 
-	if (!w->altstack) {
-		w->altstack = ulp_raw_mmap(ULP_ALTSTACK_SIZE, 0);
-		if (!w->altstack)
-			return;
-	}
-	ss.ss_sp = w->altstack;
+	ss.ss_sp = ulp_worker_altstack(w);
+	if (!ss.ss_sp)
+		return;
 	ss.ss_size = ULP_ALTSTACK_SIZE;
 	ss.ss_flags = 0;
 	ulp_arch_syscall(SYS_sigaltstack, (long)&ss, 0, 0, 0, 0, 0);

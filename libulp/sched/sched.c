@@ -17,8 +17,6 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-struct ulp_runtime ulp_rt;
-
 uint64_t ulp_now_ns(void)
 {
 	struct timespec ts;
@@ -425,16 +423,19 @@ static void after_exit(void *arg)
 
 	if (t->stack)
 		ulp_stack_free(w, t);
-	if (t->on_exit) {
-		/* A ULP: on_exit owns the rest (waking whoever waits, then one final store, after
-		 * which the partition holding t may be unmapped). Only then does the count drop,
-		 * since at zero a PVAS task ends its process. ULPs are counted with an atomic:
-		 * per-worker counters cannot tell "zero" without a race. */
-		t->on_exit(t);
-		if (atomic_fetch_sub(&rt->live_tasks, 1) == 1 && rt->exit_when_idle) {
-			atomic_store(&rt->shutdown, 1);
-			ulp_sched_wake_all(rt);
+	if (t->kind == ULP_TASK_ULP) {
+		/* A ULP: the hook owns the rest (waking whoever waits, then one final store, after
+		 * which the partition holding t may be unmapped, then dropping its reference). ULPs
+		 * are counted as references: per-worker counters cannot tell "zero" without a race.
+		 */
+		if (rt->hooks.task_exit) {
+			rt->hooks.task_exit(t, rt->hooks.arg);
+			return;
 		}
+		joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
+		if (joiner && joiner != ULP_JOIN_DETACHED)
+			ulp_task_resume(joiner);
+		ulp_sched_unref(rt);
 		return;
 	}
 	ulp_live_add(w, -1);
@@ -526,7 +527,10 @@ static void sched_loop(struct ulp_worker *w)
 		atomic_thread_fence(memory_order_seq_cst);
 		if (!work_visible(w) && !atomic_load(&rt->shutdown)) {
 			w->sleeps++;
-			ulp_raw_futex_wait((uint32_t *)&rt->idle_seq, seq);
+			if (rt->hooks.idle)
+				rt->hooks.idle(w, &rt->idle_seq, seq, rt->hooks.arg);
+			else
+				ulp_raw_futex_wait((uint32_t *)&rt->idle_seq, seq);
 		}
 		atomic_fetch_sub(&rt->sleepers, 1);
 		spins = 0;
@@ -550,8 +554,8 @@ void ulp_worker_enter(struct ulp_worker *w)
 	w->host_tls = ulp_arch_tls_get();
 	w->cur_tls = w->host_tls;
 	w->tid = (int)ulp_arch_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
-	if (ulp_rt.worker_hook)
-		ulp_rt.worker_hook(w);
+	if (w->rt->hooks.worker_start)
+		w->rt->hooks.worker_start(w, w->rt->hooks.arg);
 }
 
 void ulp_worker_loop(struct ulp_worker *w)

@@ -53,7 +53,7 @@ void ulp_task_free(struct ulp_worker *w, struct ulp_task *t)
 /* Stacks: [guard page | usable stack]; t->stack is the mapping, t->stack_size its usable part. */
 int ulp_stack_alloc(struct ulp_worker *w, struct ulp_task *t)
 {
-	size_t page = ulp_rt.page_size, size = ulp_rt.stack_size;
+	size_t page = ulp_page_size(), size = w->rt->stack_size;
 	struct free_stack *f = w->free_stacks;
 	char *p;
 
@@ -79,7 +79,7 @@ int ulp_stack_alloc(struct ulp_worker *w, struct ulp_task *t)
 
 void ulp_stack_free(struct ulp_worker *w, struct ulp_task *t)
 {
-	size_t page = ulp_rt.page_size;
+	size_t page = ulp_page_size();
 	struct free_stack *f = (struct free_stack *)((char *)t->stack + page);
 
 	if (w && w->nfree_stacks < MAX_FREE_STACKS) {
@@ -95,13 +95,13 @@ void ulp_stack_free(struct ulp_worker *w, struct ulp_task *t)
 
 void ulp_stacks_drain(struct ulp_worker *w)
 {
-	size_t page = ulp_rt.page_size;
+	size_t page = ulp_page_size();
 	struct free_stack *f;
 
 	while ((f = w->free_stacks)) {
 		w->free_stacks = f->next;
 		ulp_arch_syscall(SYS_munmap, (long)((char *)f - page),
-				 (long)(ulp_rt.stack_size + page), 0, 0, 0, 0);
+				 (long)(w->rt->stack_size + page), 0, 0, 0, 0);
 	}
 	w->nfree_stacks = 0;
 }

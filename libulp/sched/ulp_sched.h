@@ -54,11 +54,8 @@ struct ulp_task {
 	struct ulp_task *next; /* wait queues and free lists */
 	void **keys;	       /* ULP_KEYS_MAX slots, allocated on first ulp_key_set */
 	void *owner;	       /* the ULP this task belongs to (its control block), or NULL */
-	/* Called on the exit path instead of the join hand-over (ULPs): it must wake the waiter
-	 * and make its last touch of the task its final store. */
-	void (*on_exit)(struct ulp_task *);
-	uint64_t switches; /* times switched to */
-	uint64_t cpu_ns;   /* time spent running (when accounting is on) */
+	uint64_t switches;     /* times switched to */
+	uint64_t cpu_ns;       /* time spent running (when accounting is on) */
 	uint64_t run_start_ns;
 	const void *san_lo; /* stack bounds for the ASan build's fiber annotations */
 	size_t san_size;
@@ -101,20 +98,58 @@ struct ulp_worker {
 	uint64_t steals, sleeps;
 	/* Tasks started here minus tasks ended here. Per worker, written only by its own kernel
 	 * thread: a shared counter cost the 2-worker fib run its speedup (bench/fib.c). The sum
-	 * over workers plus ulp_rt.live_tasks is the number of live tasks. */
+	 * over workers plus the instance's references (live_tasks) is the number of live tasks. */
 	long live;
 	void *sched_stack;
 	struct ulp_task *san_from; /* ASan build: the task we switched away from */
-	void *altstack;		   /* alternate signal stack (set up by the ULP layer) */
+	void *altstack;		   /* alternate signal stack (ulp_worker_altstack) */
 	int tid;
 	void *pthread; /* pthread_t, opaque here */
 	char pad[64];
 };
 
 /*
+ * Hooks of a scheduler instance: how the layers above adapt it without writing its fields. All of
+ * them may run while a ULP's TLS is loaded (see the rule above). arg is the hooks' own argument.
+ */
+struct ulp_sched_hooks {
+	/* On each worker's kernel thread once it is the worker, before it runs any task (e.g. an
+	 * alternate signal stack for the syscall trap). */
+	void (*worker_start)(struct ulp_worker *w, void *arg);
+	/*
+	 * Called instead of the futex sleep when a worker found nothing to run. Return when the
+	 * 32-bit word at `word` no longer holds `seq`: whoever makes work visible to an idle worker
+	 * (a push, a resume, stop) changes the word and then FUTEX_WAKEs it (private futex; the
+	 * waker may be another process sharing the address space, e.g. the manager). So a hook may
+	 * block on its own fds (an io_uring with an IORING_OP_FUTEX_WAIT on word/seq next to its
+	 * reads, kernel >= 6.7) and still be woken for new work. Returning early is harmless: the
+	 * worker looks for work and comes back here.
+	 */
+	void (*idle)(struct ulp_worker *w, const _Atomic uint32_t *word, uint32_t seq, void *arg);
+	/*
+	 * On the exit path of a ULP_TASK_ULP task, instead of the join hand-over, once the task has
+	 * left its stack (we run on the next task's). It owns what is left of the task: waking a
+	 * waiter, its last store to it, then usually ulp_sched_unref (and ulp_sched_stop at zero
+	 * where the instance should end with its last ULP).
+	 */
+	void (*task_exit)(struct ulp_task *t, void *arg);
+	void *arg;
+};
+
+/* What ulp_sched_create makes. */
+struct ulp_sched_attr {
+	unsigned nworkers;  /* >= 1 */
+	size_t stack_size;  /* ULT stacks (page multiple); 0: 64 KiB */
+	int accounting;	    /* measure cpu_ns per task */
+	size_t sched_stack; /* worker 0's scheduler stack (ulp_sched_adopt_caller), 0: none */
+	const struct ulp_sched_hooks *hooks; /* copied; NULL: none */
+};
+
+/*
  * A scheduler instance: its workers steal only from each other. ulp_rt is the instance of
  * ulp_init; every PVAS task (a kernel process in the shared address space) runs one of its own,
- * so a ULP never leaves its task. stack_size, page_size and worker_hook are read from ulp_rt.
+ * so a ULP never leaves its task. Only libulp/sched writes these fields: other folders call the
+ * functions below (reading started, nworkers and workers is fine).
  */
 struct ulp_runtime {
 	unsigned nworkers;
@@ -124,14 +159,16 @@ struct ulp_runtime {
 	_Atomic int shutdown;
 	_Atomic uint32_t idle_seq; /* futex word idle workers sleep on */
 	_Atomic int sleepers;
-	_Atomic long live_tasks; /* tasks started from outside the workers, not yet ended */
+	_Atomic long live_tasks; /* references: tasks started from outside the workers, holds */
 	int accounting;		 /* measure cpu_ns per task */
-	int exit_when_idle;	 /* a PVAS task: stop once its last ULP ended */
-	size_t page_size;
-	void (*worker_hook)(struct ulp_worker *); /* run on each worker's kernel thread at start */
+	size_t sched_stack;
+	struct ulp_sched_hooks hooks;
 };
 
 extern struct ulp_runtime ulp_rt;
+
+/* The system page size (set before main runs; no system call, no TLS). */
+size_t ulp_page_size(void);
 
 /* The worker running the caller (NULL outside the runtime's kernel threads). */
 static inline struct ulp_worker *ulp_worker_self(void)
@@ -139,9 +176,50 @@ static inline struct ulp_worker *ulp_worker_self(void)
 	return (struct ulp_worker *)ulp_arch_self_get();
 }
 
-/* Start the runtime with n workers (already validated) on a stack size; used by ulp_init. */
-int ulp_sched_start(unsigned n, size_t stack_size);
-int ulp_sched_stop(void);
+/*
+ * Instance life cycle (instance.c). create: allocate and set up the workers (rt zeroed or
+ * destroyed before; -EBUSY while rt is in use, -EINVAL, -ENOMEM). Kernel threads then become its
+ * workers through ulp_sched_worker_run (or ulp_sched_adopt_caller for worker 0 keeping the
+ * caller's stack). start marks the instance up (ulp_sched_running). stop asks every worker loop to
+ * return once it has nothing to run, waking the idle ones. destroy frees what create made, once no
+ * worker runs. set_hooks replaces the hooks of an instance not started yet (-EBUSY otherwise).
+ */
+int ulp_sched_create(struct ulp_runtime *rt, const struct ulp_sched_attr *attr);
+int ulp_sched_set_hooks(struct ulp_runtime *rt, const struct ulp_sched_hooks *hooks);
+void ulp_sched_start(struct ulp_runtime *rt);
+void ulp_sched_stop(struct ulp_runtime *rt);
+void ulp_sched_destroy(struct ulp_runtime *rt);
+/* Workers that did not get a kernel thread are dropped (only before any task was queued). */
+void ulp_sched_trim(struct ulp_runtime *rt, unsigned nworkers);
+static inline int ulp_sched_running(struct ulp_runtime *rt)
+{
+	return atomic_load_explicit(&rt->started, memory_order_acquire) == 1;
+}
+
+/* Run worker i of rt on the calling kernel thread until rt stops; the thread's TLS and self
+ * pointer are restored before it returns. */
+void ulp_sched_worker_run(struct ulp_runtime *rt, unsigned i);
+/* The calling thread becomes worker 0 and keeps running `main` (a pinned task) on its own stack;
+ * worker 0's scheduler loop gets the sched_stack of the attributes. */
+int ulp_sched_adopt_caller(struct ulp_runtime *rt, struct ulp_task *main);
+
+/*
+ * References that keep an instance's work alive from outside its workers (ULPs started by
+ * another thread, holds): ulp_live_count includes them. tryref fails (-ESRCH) once the count
+ * dropped to zero, for instances that end at zero. unref returns what is left.
+ */
+void ulp_sched_ref(struct ulp_runtime *rt);
+int ulp_sched_tryref(struct ulp_runtime *rt);
+long ulp_sched_unref(struct ulp_runtime *rt);
+long ulp_sched_refs(struct ulp_runtime *rt);
+
+/* Worker i of rt, i taken modulo the number of workers. */
+struct ulp_worker *ulp_sched_worker(struct ulp_runtime *rt, unsigned i);
+/* Before t is first queued: the worker it starts on (resumes from outside go there). */
+void ulp_task_place(struct ulp_task *t, struct ulp_worker *w);
+/* w's alternate signal stack (ULP_ALTSTACK_SIZE bytes, mapped on first use, unmapped with the
+ * instance; raw system calls only). NULL when out of memory. */
+void *ulp_worker_altstack(struct ulp_worker *w);
 
 /* Run `t` now on the current worker, queueing the current task at the bottom of the deque
  * (work-first creation). A pinned caller (the ulp_init thread) queues t instead (help-first). */
@@ -203,7 +281,7 @@ int ulp_stack_alloc(struct ulp_worker *w, struct ulp_task *t);
 void ulp_stack_free(struct ulp_worker *w, struct ulp_task *t);
 void ulp_stacks_drain(struct ulp_worker *w); /* unmap the cached stacks */
 
-/* Worker set-up (sched.c), used by ulp_init/ulp_fini (env.c). */
+/* Worker set-up (sched.c), internal to libulp/sched: other folders use the instance API. */
 int ulp_worker_init(struct ulp_worker *w, unsigned id, struct ulp_runtime *rt);
 /* Run w's scheduler loop on the calling kernel thread until rt shuts down (after enter). */
 void ulp_worker_loop(struct ulp_worker *w);

@@ -53,22 +53,8 @@ long long ulp_parse_size(const char *s)
 
 static void *worker_main(void *arg)
 {
-	ulp_worker_run(arg);
+	ulp_sched_worker_run(&ulp_rt, (unsigned)(uintptr_t)arg);
 	return NULL;
-}
-
-static void free_workers(unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		ulp_worker_destroy(ulp_rt.workers[i], SCHED_STACK);
-		free(ulp_rt.workers[i]);
-	}
-	free(ulp_rt.workers);
-	ulp_rt.workers = NULL;
-	free(threads);
-	threads = NULL;
 }
 
 static int read_config(unsigned *workers, size_t *stack)
@@ -94,78 +80,43 @@ static int read_config(unsigned *workers, size_t *stack)
 		v = ulp_parse_size(s);
 		if (v < 16 * 1024 || v > (1LL << 30))
 			return -EINVAL;
-		*stack = ((size_t)v + ulp_rt.page_size - 1) & ~(ulp_rt.page_size - 1);
+		*stack = ((size_t)v + ulp_page_size() - 1) & ~(ulp_page_size() - 1);
 	}
 	return 0;
 }
 
 int ulp_init(unsigned nworkers)
 {
-	struct ulp_worker *w0;
+	struct ulp_sched_attr attr = {0};
 	unsigned i;
-	size_t stack;
-	int rc, expected = 0;
+	int rc;
 
 	ulp_arch_init();
-	ulp_rt.page_size = (size_t)sysconf(_SC_PAGESIZE);
-	rc = read_config(&nworkers, &stack);
+	rc = read_config(&nworkers, &attr.stack_size);
 	if (rc)
 		return rc;
-	if (!atomic_compare_exchange_strong(&ulp_rt.started, &expected, 2)) /* 2: starting */
-		return -EBUSY;
-	ulp_rt.stack_size = stack;
-	ulp_rt.nworkers = nworkers;
-	atomic_store(&ulp_rt.shutdown, 0);
-	atomic_store(&ulp_rt.live_tasks, 0);
-	ulp_rt.workers = calloc(nworkers, sizeof(*ulp_rt.workers));
+	attr.nworkers = nworkers;
+	attr.sched_stack = SCHED_STACK;
+	/* The hooks set on ulp_rt before (ulp_sched_set_hooks) stay. */
+	attr.hooks = &ulp_rt.hooks;
+	rc = ulp_sched_create(&ulp_rt, &attr);
+	if (rc)
+		return rc;
 	threads = calloc(nworkers, sizeof(*threads));
-	if (!ulp_rt.workers || !threads)
-		goto nomem;
-	for (i = 0; i < nworkers; i++) {
-		ulp_rt.workers[i] =
-		    aligned_alloc(64, (sizeof(struct ulp_worker) + 63) & ~(size_t)63);
-		if (!ulp_rt.workers[i])
-			goto nomem_partial;
-		memset(ulp_rt.workers[i], 0, sizeof(struct ulp_worker));
-		if (ulp_worker_init(ulp_rt.workers[i], i, &ulp_rt) != 0) {
-			free(ulp_rt.workers[i]);
-			goto nomem_partial;
-		}
+	if (!threads) {
+		ulp_sched_destroy(&ulp_rt);
+		return -ENOMEM;
 	}
-	w0 = ulp_rt.workers[0];
-	if (ulp_worker0_sched_stack(w0, SCHED_STACK) != 0)
-		goto nomem_all;
 	memset(&main_task, 0, sizeof(main_task));
-	main_task.kind = ULP_TASK_MAIN;
-	main_task.state = ULP_RUNNING;
-	main_task.worker = w0;
-	main_task.home = w0;
-	main_task.pinned =
-	    1; /* its TLS state (errno, libc, the caller's __thread data) stays valid */
-	ulp_worker_enter(w0);
-	w0->cur = &main_task;
-	atomic_store(&ulp_rt.started, 1);
+	ulp_sched_adopt_caller(&ulp_rt, &main_task);
+	ulp_sched_start(&ulp_rt);
 	for (i = 1; i < nworkers; i++) {
-		if (pthread_create(&threads[i], NULL, worker_main, ulp_rt.workers[i]) != 0) {
-			ulp_rt.nworkers = i; /* run with the workers we got */
+		if (pthread_create(&threads[i], NULL, worker_main, (void *)(uintptr_t)i) != 0) {
+			ulp_sched_trim(&ulp_rt, i); /* run with the workers we got */
 			break;
 		}
 	}
 	return 0;
-
-nomem_all:
-	i = nworkers;
-nomem_partial:
-	free_workers(i);
-	atomic_store(&ulp_rt.started, 0);
-	return -ENOMEM;
-nomem:
-	free(ulp_rt.workers);
-	free(threads);
-	ulp_rt.workers = NULL;
-	threads = NULL;
-	atomic_store(&ulp_rt.started, 0);
-	return -ENOMEM;
 }
 
 int ulp_fini(void)
@@ -173,7 +124,7 @@ int ulp_fini(void)
 	struct ulp_worker *w = ulp_worker_self();
 	unsigned i, n = ulp_rt.nworkers;
 
-	if (atomic_load(&ulp_rt.started) != 1)
+	if (!ulp_sched_running(&ulp_rt))
 		return -EINVAL;
 	if (!w || w->cur != &main_task)
 		return -EPERM;
@@ -186,8 +137,7 @@ int ulp_fini(void)
 	}
 	if (ulp_live_count(&ulp_rt) != 0)
 		return -EBUSY;
-	atomic_store(&ulp_rt.shutdown, 1);
-	ulp_sched_wake_all(&ulp_rt);
+	ulp_sched_stop(&ulp_rt);
 	for (i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
 	free(main_task.keys);
@@ -198,13 +148,13 @@ int ulp_fini(void)
 		sigaltstack(&off, NULL);
 	}
 	ulp_arch_self_set(NULL);
-	free_workers(n);
-	ulp_rt.nworkers = 0;
-	atomic_store(&ulp_rt.started, 0);
+	ulp_sched_destroy(&ulp_rt);
+	free(threads);
+	threads = NULL;
 	return 0;
 }
 
 unsigned ulp_num_workers(void)
 {
-	return atomic_load(&ulp_rt.started) == 1 ? ulp_rt.nworkers : 0;
+	return ulp_sched_running(&ulp_rt) ? ulp_rt.nworkers : 0;
 }

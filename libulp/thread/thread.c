@@ -52,8 +52,7 @@ int ulp_thread_create(ulp_thread_t *out, void *(*fn)(void *), void *arg)
 	t->tls = self->tls;
 	t->owner = self->owner;
 	atomic_store_explicit(&t->joiner, out ? NULL : ULP_JOIN_DETACHED, memory_order_relaxed);
-	ulp_arch_ctx_init(&t->ctx, (char *)t->stack + ulp_rt.page_size, t->stack_size, ult_entry,
-			  t);
+	ulp_arch_ctx_init(&t->ctx, (char *)t->stack + ulp_page_size(), t->stack_size, ult_entry, t);
 	ulp_live_add(w, 1);
 	if (out)
 		*out = t;
