@@ -159,6 +159,13 @@ if [ -n "$DEBS" ]; then
 fi
 t0=$(date +%s)
 rc=0
-unshare --mount --pid --fork --kill-child "$0" --inside "$W" || rc=$?
+# unshare --fork ignores SIGTERM and SIGINT (they are its child's to handle, and the child is the
+# namespace's init, which ignores them): pass them on as SIGKILL, which --kill-child turns into
+# the end of every process in the namespace.
+unshare --mount --pid --fork --kill-child "$0" --inside "$W" &
+ns=$!
+trap 'kill -KILL $ns 2>/dev/null' TERM INT
+wait $ns || rc=$?
+wait $ns 2>/dev/null || true # a signal ended the first wait: now the namespace is gone
 say "$([ $rc = 0 ] && echo passed || echo FAILED) in $(($(date +%s) - t0)) s"
 exit $rc
