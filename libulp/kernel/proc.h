@@ -27,6 +27,7 @@
 _Static_assert(ULP_MIN_PARTITION / 8 > ULP_CB_SIZE + (8u << 20) &&
 		   ULP_MIN_PARTITION / 16 <= ULP_CB_SIZE + (8u << 20),
 	       "ULP_MIN_PARTITION is the smallest power of two with an image area");
+#define ULP_MAX_KIDS 256 /* child processes of one ULP not yet waited for */
 
 enum ulp_cb_state {
 	ULP_CB_FREE,
@@ -72,7 +73,9 @@ struct ulp_cb {
 	void *ptask;	     /* the PVAS task it runs in (NULL: the launching process) */
 	unsigned std_closed; /* fds 0-2 this ULP closed (kept open for the others) */
 	int rank;	     /* for the tools: ULP_RANK */
-	void *user;	     /* for the owner of the ULP */
+	int nkids;	     /* its child processes not yet waited for (sys_fork.c) */
+	int kids[ULP_MAX_KIDS];
+	void *user; /* for the owner of the ULP */
 	char path[256];
 };
 

@@ -14,11 +14,33 @@ void ulp_sys_end(struct ulp_cb *cb, int status, int sig)
 {
 	unsigned long none = 0;
 
+	if (ulp_sys_in_child()) /* a fork child is a process: it ends as one */
+		ulp_sys_die(status, sig);
+
 	cb->exit_status = status & 0xff;
 	cb->term_sig = sig;
 	/* The program may have blocked signals (abort does): the worker must not keep that. */
 	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, ULP_KSIGSET_SIZE, 0, 0);
 	ulp_task_exit(&cb->task, NULL);
+}
+
+/* End the calling process as the kernel would: by sig's default action, or exit_group(status). */
+void ulp_sys_die(int status, int sig)
+{
+	struct ulp_ksigaction dfl = {0};
+	unsigned long none = 0;
+
+	if (sig) {
+		dfl.handler = SIG_DFL;
+		ulp_arch_syscall(SYS_rt_sigaction, sig, (long)&dfl, 0, ULP_KSIGSET_SIZE, 0, 0);
+		ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, ULP_KSIGSET_SIZE,
+				 0, 0);
+		ulp_arch_syscall(SYS_kill, ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0), sig, 0,
+				 0, 0, 0);
+		status = 128 + sig; /* a signal whose default is not fatal after all */
+	}
+	for (;;)
+		ulp_arch_syscall(SYS_exit_group, status, 0, 0, 0, 0, 0);
 }
 
 /* exit and exit_group: a ULP has no other kernel thread, so both end the ULP. */

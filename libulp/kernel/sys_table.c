@@ -23,8 +23,10 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_tkill] = ulp_sys_kill,
     [SYS_tgkill] = ulp_sys_kill,
     [SYS_sched_yield] = ulp_sys_sched_yield,
-    [SYS_execve] = ulp_sys_refuse,
-    [SYS_execveat] = ulp_sys_refuse,
+    [SYS_execve] = ulp_sys_execve,
+    [SYS_execveat] = ulp_sys_execve,
+    [SYS_wait4] = ulp_sys_wait4,
+    [SYS_waitid] = ulp_sys_waitid,
     /* signals: sys_signal.c */
     [SYS_rt_sigaction] = ulp_sys_rt_sigaction,
     [SYS_rt_sigprocmask] = ulp_sys_rt_sigprocmask,

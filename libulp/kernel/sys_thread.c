@@ -8,10 +8,14 @@
 #include "syscall.h"
 
 #include <errno.h>
+#include <linux/sched.h>
 
-/* No kernel threads inside a ULP; EAGAIN is what pthread_create reports as "no resources". */
+/* No kernel threads inside a ULP; EAGAIN is what pthread_create reports as "no resources".
+ * A new process (no CLONE_THREAD) is a fork: sys_fork.c. */
 long ulp_sys_clone(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	if (!(s->a[0] & CLONE_THREAD))
+		return ulp_sys_fork(cb, s);
 	return -EAGAIN;
 }
 

@@ -51,6 +51,8 @@ extern const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX];
 
 /* End the ULP: exit status (low 8 bits) or the signal that killed it. Never returns. */
 void ulp_sys_end(struct ulp_cb *cb, int status, int sig) __attribute__((noreturn));
+/* End the calling kernel process (a fork child of a ULP) by sig, or with status. */
+void ulp_sys_die(int status, int sig) __attribute__((noreturn));
 
 /* Whether [lo, lo+len) lies in the part of cb's partition the program may map (not the control
  * block). */
@@ -59,9 +61,14 @@ int ulp_sys_range_ok(const struct ulp_cb *cb, uintptr_t lo, size_t len);
 /* memory (sys_mem.c) */
 ulp_sys_handler ulp_sys_brk, ulp_sys_mmap, ulp_sys_munmap, ulp_sys_mremap, ulp_sys_mprotect,
     ulp_sys_madvise;
-/* process (sys_proc.c); ulp_sys_kill serves kill, tkill and tgkill, ulp_sys_refuse (-ENOSYS) fork,
- * vfork, execve, execveat */
+/* process (sys_proc.c); ulp_sys_kill serves kill, tkill and tgkill, ulp_sys_refuse is -ENOSYS */
 ulp_sys_handler ulp_sys_exit, ulp_sys_kill, ulp_sys_sched_yield, ulp_sys_refuse;
+/* process: children (sys_fork.c); ulp_sys_fork serves fork, vfork and clone of a process,
+ * ulp_sys_execve execve and execveat */
+ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;
+/* In a fork child of a ULP (a real process now): 1, and its calls go to ulp_sys_child. */
+int ulp_sys_in_child(void);
+ulp_sys_handler ulp_sys_child;
 /* signals (sys_signal.c) */
 ulp_sys_handler ulp_sys_rt_sigaction, ulp_sys_rt_sigprocmask, ulp_sys_sigaltstack;
 /* threads (sys_thread.c) */

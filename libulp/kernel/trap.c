@@ -65,7 +65,10 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 	ulp_arch_trap_args(ucv, call.a);
 	/* The filter traps only numbers with a handler; anything else would be a filter bug. */
 	fn = (unsigned long)call.nr < ULP_SYS_NR_MAX ? ulp_sys_table[call.nr] : NULL;
-	ulp_arch_trap_set_ret(ucv, fn ? fn(cb, &call) : -ENOSYS);
+	if (ulp_sys_in_child()) /* a fork child of the ULP: a process of its own (sys_fork.c) */
+		ulp_arch_trap_set_ret(ucv, ulp_sys_child(cb, &call));
+	else
+		ulp_arch_trap_set_ret(ucv, fn ? fn(cb, &call) : -ENOSYS);
 	fix_altstack(ucv);
 }
 

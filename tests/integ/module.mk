@@ -3,7 +3,7 @@ ifeq ($(ARCH),x86_64)
 INTEG := $(O)/tests/integ
 INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx \
 	$(INTEG)/guest_cxx_dyn $(INTEG)/crash $(INTEG)/pingpong $(INTEG)/exec_nopie $(INTEG)/share $(INTEG)/probe \
-	$(INTEG)/bad_range
+	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
 $(INTEG)/%: tests/integ/progs/%.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
@@ -28,6 +28,7 @@ check-integ: $(INTEG_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $(O)/examples/pap
 	$(Q)$(RUN_TEST) integ-ulpspawn sh tests/integ/ulpspawn.sh $(O)
 	$(Q)$(RUN_TEST) integ-options sh tests/integ/options.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) integ-maps sh tests/integ/maps.sh $(O)
+	$(Q)$(RUN_TEST) integ-process sh tests/integ/process.sh $(O)
 CHECK_TARGETS += check-integ
 endif
 -include tests/integ/mpi_like.mk

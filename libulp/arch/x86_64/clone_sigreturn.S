@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * x86_64: a process that shares the address space (clone with CLONE_VM, e.g. posix_spawn's
+ * CLONE_VM|CLONE_VFORK child) and resumes a trapped ULP call through a signal frame (ELF, GNU as).
+ *
+ * long ulp_arch_clone_sigreturn(unsigned long flags, void *frame, int *ptid, int *ctid,
+ *                               unsigned long tls)
+ *
+ *   rdi flags, rsi frame = the child's stack pointer: the address of a ucontext_t copied there
+ *   (sys_fork.c, ulp_arch_fork_frame), rdx ptid, rcx ctid (the kernel wants it in r10), r8 tls.
+ *
+ * The parent gets the child's pid (or -errno) back. The child starts with rsp = frame and calls
+ * rt_sigreturn at once: the kernel takes the rt_sigframe to begin one word below rsp (the return
+ * address slot of the restorer), so rsp must point at the ucontext itself. Every register, the
+ * signal mask and the FPU state of the trapped call come back from that frame, and the ULP code
+ * continues in the child on the stack the frame names. Nothing is pushed in the child before that.
+ */
+	.text
+	.globl	ulp_arch_clone_sigreturn
+	.type	ulp_arch_clone_sigreturn, @function
+	.p2align 4
+ulp_arch_clone_sigreturn:
+	.cfi_startproc
+	movq	%rcx, %r10
+	movl	$56, %eax	/* __NR_clone: flags, newsp, parent_tid, child_tid, tls */
+	syscall
+	testq	%rax, %rax
+	jnz	1f
+	.cfi_undefined rip
+	movl	$15, %eax	/* __NR_rt_sigreturn, on the frame at rsp */
+	syscall
+	ud2
+1:	ret
+	.cfi_endproc
+	.size	ulp_arch_clone_sigreturn, .-ulp_arch_clone_sigreturn
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fork, vfork, clone without CLONE_THREAD, execve and wait from a ULP.
+ *
+ * A ULP is no kernel process, but its children are: fork makes a real process that continues that
+ * ULP alone (one thread), in a copy of the whole address space. The child's runtime is in
+ * "child mode" from then on: there is no scheduler (the other workers do not exist in the child),
+ * so the trap answers almost every call natively; what stays emulated is what a real process
+ * needs the runtime for: brk (the kernel's heap of that process is the launcher's, the ULP's heap
+ * lives in its partition), and the signals the runtime owns (SIGSYS stays the trap's). Ending the
+ * ULP ends the child process. execve in the child is the kernel's: any program, PIE or not.
+ *
+ *   fork, vfork, clone(flags without CLONE_VM):  a fork; vfork becomes a fork (allowed by POSIX:
+ *       a vfork child on the parent's stack would overwrite the parent's trap frame);
+ *   clone(CLONE_VM|CLONE_VFORK, stack)  (glibc's posix_spawn, hence system() and popen()):
+ *       a real CLONE_VM child that resumes the ULP's code on `stack` through a copy of the trap's
+ *       signal frame (clone_sigreturn.S) while its parent waits in clone, as vfork does; the
+ *       parent's worker is suspended until the child execs or exits, like the kernel's vfork;
+ *   execve from a ULP that is not such a child: the program runs as a child process, the ULP waits
+ *   for it and ends with its status (an in-place reload of the partition is not done yet);
+ *   wait4, waitid: only the ULP's own children, as a process sees only its own.
+ *
+ * Waiting for children blocks the worker's kernel thread (a pidfd poll) for now: the other ULPs of
+ * that worker wait too. Children of a ULP that ended are reaped by nobody until the task ends.
+ */
+#include "proc.h"
+#include "sys.h"
+#include "sys_fork_arch.h"
+#include "syscall.h"
+
+#include <errno.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/wait.h>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* 1 in a fork child (its own copy of this variable: the parent's stays 0). */
+static int forked;
+
+/* Workers whose kernel thread waits in clone for a CLONE_VM child: the child shares this memory
+ * and runs on the same worker struct (same gs base), the parent does not run until it execs. */
+#define MAX_VFORKING 64
+static struct ulp_worker *_Atomic vforking[MAX_VFORKING];
+static _Atomic int nvforking;
+
+int ulp_sys_in_child(void)
+{
+	struct ulp_worker *w;
+	int i;
+
+	if (forked)
+		return 1;
+	if (!__atomic_load_n(&nvforking, __ATOMIC_ACQUIRE))
+		return 0;
+	w = ulp_worker_self();
+	for (i = 0; i < MAX_VFORKING; i++)
+		if (__atomic_load_n(&vforking[i], __ATOMIC_ACQUIRE) == w)
+			return 1;
+	return 0;
+}
+
+static long raw(long nr, long a, long b, long c, long d, long e, long f)
+{
+	return ulp_arch_syscall(nr, a, b, c, d, e, f);
+}
+
+/* ---- the ULP's children ---- */
+
+static int kid_add(struct ulp_cb *cb, int pid)
+{
+	if (cb->nkids >= ULP_MAX_KIDS)
+		return -EAGAIN;
+	cb->kids[cb->nkids++] = pid;
+	return 0;
+}
+
+static int kid_find(const struct ulp_cb *cb, int pid)
+{
+	int i;
+
+	for (i = 0; i < cb->nkids; i++)
+		if (cb->kids[i] == pid)
+			return i;
+	return -1;
+}
+
+static void kid_drop(struct ulp_cb *cb, int pid)
+{
+	int i = kid_find(cb, pid);
+
+	if (i >= 0)
+		cb->kids[i] = cb->kids[--cb->nkids];
+}
+
+/* Block until one of the ULP's children may have changed state (a pidfd turns readable when its
+ * process ends), or for `ms` milliseconds when it has children we cannot watch that way. */
+static void wait_kids(struct ulp_cb *cb)
+{
+	struct pollfd {
+		int fd;
+		short events, revents;
+	} pfd[ULP_MAX_KIDS];
+	int i, n = 0;
+
+	for (i = 0; i < cb->nkids; i++) {
+		long fd = raw(SYS_pidfd_open, cb->kids[i], 0, 0, 0, 0, 0);
+
+		if (fd >= 0) {
+			pfd[n].fd = (int)fd;
+			pfd[n].events = 1; /* POLLIN */
+			pfd[n++].revents = 0;
+		}
+	}
+	/* Stopped and continued children do not make a pidfd readable: look again every 50 ms. */
+	raw(SYS_poll, (long)pfd, n, 50, 0, 0, 0);
+	for (i = 0; i < n; i++)
+		raw(SYS_close, pfd[i].fd, 0, 0, 0, 0, 0);
+}
+
+/* The kernel's wait4 on one child; a reaped child leaves the ULP's list. */
+static long wait_one(struct ulp_cb *cb, int pid, long status, int options, long rusage)
+{
+	int st = 0;
+	long r = raw(SYS_wait4, pid, (long)&st, options, rusage, 0, 0);
+
+	if (r > 0) {
+		if (status)
+			*(int *)status = st;
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			kid_drop(cb, (int)r);
+	} else if (r == -ECHILD) {
+		kid_drop(cb, pid); /* reaped behind our back (SIGCHLD set to SIG_IGN) */
+	}
+	return r;
+}
+
+static int pgid_matches(int kid, long want)
+{
+	long g = raw(SYS_getpgid, kid, 0, 0, 0, 0, 0);
+
+	if (want == 0)
+		return g == raw(SYS_getpgid, 0, 0, 0, 0, 0, 0);
+	return g == -want;
+}
+
+/* wait4(pid, status, options, rusage), scoped to the ULP's children. */
+long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	/* pid_t arguments are ints: the register's upper half is not the caller's to set */
+	long pid = (int)s->a[0], status = s->a[1], rusage = s->a[3];
+	int options = (int)s->a[2], i, any;
+	long r;
+
+	if (ulp_sys_in_child())
+		return raw(SYS_wait4, pid, status, options, rusage, 0, 0);
+	if (pid > 0) {
+		if (kid_find(cb, (int)pid) < 0)
+			return -ECHILD;
+		return wait_one(cb, (int)pid, status, options, rusage);
+	}
+	for (;;) {
+		any = 0;
+		for (i = cb->nkids - 1; i >= 0; i--) {
+			int kid = cb->kids[i];
+
+			if (pid != -1 && !pgid_matches(kid, pid))
+				continue;
+			any = 1;
+			r = wait_one(cb, kid, status, options | WNOHANG, rusage);
+			if (r != 0 && r != -ECHILD)
+				return r;
+		}
+		if (!any)
+			return -ECHILD;
+		if (options & WNOHANG)
+			return 0;
+		wait_kids(cb);
+	}
+}
+
+/* waitid(idtype, id, infop, options, rusage), scoped the same way. */
+long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long type = (int)s->a[0], id = (int)s->a[1], info = s->a[2], rusage = s->a[4];
+	int options = (int)s->a[3], i, any;
+	siginfo_t *si = (siginfo_t *)info;
+	long r;
+
+	if (ulp_sys_in_child())
+		return raw(SYS_waitid, type, id, info, options, rusage, 0);
+	if (type == P_PIDFD) /* the ULP opened that pidfd on a process it was allowed to see */
+		return raw(SYS_waitid, type, id, info, options, rusage, 0);
+	if (type == P_PID) {
+		if (kid_find(cb, (int)id) < 0)
+			return -ECHILD;
+	}
+	for (;;) {
+		any = 0;
+		for (i = cb->nkids - 1; i >= 0; i--) {
+			int kid = cb->kids[i];
+
+			if (type == P_PID && kid != id)
+				continue;
+			if (type == P_PGID && !pgid_matches(kid, id ? -id : 0))
+				continue;
+			any = 1;
+			if (si)
+				si->si_pid = 0;
+			r = raw(SYS_waitid, P_PID, kid, info, options | WNOHANG, rusage, 0);
+			if (r == -ECHILD) {
+				kid_drop(cb, kid);
+				continue;
+			}
+			if (r < 0)
+				return r;
+			if (si && si->si_pid) {
+				if (!(options & WNOWAIT) &&
+				    (si->si_code == CLD_EXITED || si->si_code == CLD_KILLED ||
+				     si->si_code == CLD_DUMPED))
+					kid_drop(cb, kid);
+				return 0;
+			}
+		}
+		if (!any)
+			return -ECHILD;
+		if (options & WNOHANG)
+			return 0;
+		wait_kids(cb);
+	}
+}
+
+/* ---- fork ---- */
+
+/* The kernel's flags a fork of a ULP may pass on: tid stores for the child's libc, the exit
+ * signal. Sharing (CLONE_FILES, CLONE_FS, CLONE_SIGHAND...) with a process that is not one the
+ * program knows about would be a lie: refused. */
+#define FORK_OK                                                                                    \
+	(CSIGNAL | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_VFORK | \
+	 CLONE_VM)
+
+static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, uintptr_t stack,
+		    long ptid, long ctid)
+{
+	long pid;
+	int slot = -1, i;
+
+	if (flags & ~(unsigned long)FORK_OK)
+		return -EINVAL;
+	if (cb->nkids >= ULP_MAX_KIDS)
+		return -EAGAIN;
+	if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
+		return -EINVAL; /* a process sharing memory with a running ULP: not supported */
+	if ((flags & CLONE_VM) && stack) {
+		struct ulp_worker *w = ulp_worker_self();
+
+		for (i = 0; i < MAX_VFORKING && slot < 0; i++) {
+			struct ulp_worker *none = NULL;
+
+			if (__atomic_compare_exchange_n(&vforking[i], &none, w, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				slot = i;
+		}
+		if (slot < 0)
+			return -EAGAIN;
+		__atomic_fetch_add(&nvforking, 1, __ATOMIC_ACQ_REL);
+		pid = ulp_arch_clone_sigreturn(flags, (void *)ulp_arch_fork_frame(s->uc, stack),
+					       (int *)ptid, (int *)ctid, 0);
+		__atomic_store_n(&vforking[slot], NULL, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&nvforking, 1, __ATOMIC_ACQ_REL);
+	} else {
+		/* No CLONE_VM (or vfork on the caller's own stack, made a fork): the child gets a
+		 * copy of everything, this frame included, and returns from this handler. */
+		flags &= ~(unsigned long)(CLONE_VM | CLONE_VFORK);
+		pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
+		if (pid == 0) {
+			forked = 1;
+			if (stack)
+				ulp_arch_trap_set_sp(s->uc, stack);
+			return 0;
+		}
+	}
+	if (pid > 0)
+		kid_add(cb, (int)pid);
+	return pid;
+}
+
+long ulp_sys_fork(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	if (s->nr == SYS_clone)
+		return do_fork(cb, s, (unsigned long)s->a[0], (uintptr_t)s->a[1], s->a[2], s->a[3]);
+	return do_fork(cb, s, SIGCHLD, 0, 0, 0); /* fork, vfork */
+}
+
+/* ---- execve ---- */
+
+/*
+ * execve from a ULP that is not a fork child: the new program runs as a child process (fork, then
+ * the kernel's execve), and the ULP ends with its status once it has ended. A failed execve returns
+ * its error to the ULP, as the kernel would: the child reports it through a close-on-exec pipe,
+ * which closes without a word when the exec succeeds.
+ */
+static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	int p[2], st = 0, err = 0;
+	long pid, r;
+
+	r = raw(SYS_pipe2, (long)p, 02000000 /* O_CLOEXEC */, 0, 0, 0, 0);
+	if (r < 0)
+		return r;
+	pid = raw(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
+	if (pid == 0) {
+		forked = 1;
+		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
+		r = raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
+		err = (int)-r;
+		raw(SYS_write, p[1], (long)&err, sizeof(err), 0, 0, 0);
+		raw(SYS_exit_group, 127, 0, 0, 0, 0, 0);
+	}
+	raw(SYS_close, p[1], 0, 0, 0, 0, 0);
+	if (pid < 0) {
+		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
+		return pid;
+	}
+	do
+		r = raw(SYS_read, p[0], (long)&err, sizeof(err), 0, 0, 0);
+	while (r == -EINTR);
+	raw(SYS_close, p[0], 0, 0, 0, 0, 0);
+	if (r == sizeof(err)) { /* the exec failed: the ULP goes on, as after a failed execve */
+		do
+			r = raw(SYS_wait4, pid, (long)&st, 0, 0, 0, 0);
+		while (r == -EINTR);
+		return -err;
+	}
+	do
+		r = raw(SYS_wait4, pid, (long)&st, 0, 0, 0, 0);
+	while (r == -EINTR);
+	if (r < 0)
+		ulp_sys_end(cb, 127, 0);
+	if (WIFSIGNALED(st))
+		ulp_sys_end(cb, 0, WTERMSIG(st));
+	ulp_sys_end(cb, WEXITSTATUS(st), 0);
+}
+
+long ulp_sys_execve(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	if (ulp_sys_in_child())
+		return raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
+	return exec_as_child(cb, s);
+}
+
+/* ---- the trap in a fork child ---- */
+
+/*
+ * In a fork or CLONE_VM child the ULP is a process of its own: its calls are the kernel's, except
+ * brk (its heap is in the partition), the signals the runtime owns (the trap stays installed:
+ * SIGSYS must stay ours, and not be blocked), fork itself (the grandchild resumes through the trap
+ * frame too), and clone of a thread (a kernel thread started inside this handler would run on the
+ * handler's code: refused with EAGAIN, what pthread_create reports as "no resources").
+ */
+long ulp_sys_child(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long *a = s->a;
+
+	switch (s->nr) {
+	case SYS_brk:
+		return ulp_sys_brk(cb, s);
+	case SYS_rt_sigaction:
+	case SYS_rt_sigprocmask:
+		return ulp_sys_table[s->nr](cb, s);
+	case SYS_clone:
+		if (a[0] & CLONE_THREAD)
+			return -EAGAIN;
+		return ulp_sys_fork(cb, s);
+	case SYS_clone3:
+		return -ENOSYS; /* glibc falls back to clone */
+	default:
+		if (s->nr == ULP_ARCH_SYS_FORK || s->nr == ULP_ARCH_SYS_VFORK)
+			return ulp_sys_fork(cb, s);
+		return raw(s->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	}
+}

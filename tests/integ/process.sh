@@ -1,0 +1,63 @@
+#!/bin/sh
+# A ULP is a process: fork, exec, system, popen, posix_spawn and wait from ULPs, with the program
+# checking itself (tests/integ/progs/forks.c), and Debian's programs that fork and exec run as
+# ULPs with output and status identical to running them as processes.
+# Usage: tests/integ/process.sh BUILD_DIR
+O=${1:-build}
+. tests/integ/lib.sh
+P=$O/tests/integ
+X=$O/bin/ulpexec
+S=$O/bin/ulpspawn
+export TEST_TIMEOUT=120
+
+for prog in forks forks_dyn; do
+	for how in "$X -n 8 -w 1" "$X -n 8 -w 2" "$S -n 8 -t 2 -w 1"; do
+		if expect "$prog $how" 0 $how $P/$prog && [ "$(lines ': ok$')" = 8 ] &&
+			[ "$(lines FAIL)" = 0 ]; then
+			ok "$prog, 8 ULPs ($how): fork/wait see only their own children; exec, system, popen, posix_spawn, vfork"
+		else
+			no "$prog, 8 ULPs ($how): fork/wait see only their own children; exec, system, popen, posix_spawn, vfork"
+		fi
+	done
+done
+
+if expect "exec" 5 $X -n 2 $P/forks exec && [ "$(lines '^replaced$')" = 2 ]; then
+	ok "execve from a ULP runs the program and the ULP ends with its status (5)"
+else
+	no "execve from a ULP runs the program and the ULP ends with its status (5)"
+fi
+
+# Debian's programs: the same command as a process and as a ULP give the same output and status.
+W=$T/w
+mkdir -p "$W"
+printf 'a\nb\n' >"$W/f1"
+printf 'all:\n\techo made $(X)\n' >"$W/Makefile"
+same() {
+	name=$1
+	shift
+	(cd "$W" && timeout 60 "$@" >"$T/want" 2>&1; echo "status $?" >>"$T/want")
+	(cd "$W" && timeout 60 "$OLDPWD/$X" "$@" >"$T/out" 2>&1; echo "status $?" >>"$T/out")
+	if cmp -s "$T/want" "$T/out"; then
+		ok "as a ULP and as a process: $name"
+	else
+		diff "$T/want" "$T/out" >>"$T/out"
+		no "as a ULP and as a process: $name"
+	fi
+}
+same "bash command substitution" /usr/bin/bash -c 'x=$(echo hi); echo $x'
+same "bash pipeline loop and wait" /usr/bin/bash -c 'for i in 1 2 3; do echo $i | cat; done; wait'
+same "sh exit statuses" /usr/bin/sh -c '/usr/bin/false; echo $?; sh -c "exit 3"; echo $?; /nonexistent 2>/dev/null; echo $?'
+same "sh exec" /usr/bin/sh -c 'exec /usr/bin/echo execd'
+same "env VAR=1 prog" /usr/bin/env FOO=1 /usr/bin/printenv FOO
+same "timeout" /usr/bin/timeout 5 /usr/bin/echo hi
+same "nice" /usr/bin/nice /usr/bin/echo hi
+same "find -exec" /usr/bin/find . -name f1 -exec /usr/bin/cat '{}' ';'
+same "xargs" /usr/bin/xargs -a f1 /usr/bin/echo got
+same "make" /usr/bin/make -s X=1
+same "perl system, backticks, fork" /usr/bin/perl -e 'system("echo sys"); print `echo bt`; my $p=fork; if(!$p){exit 3} waitpid($p,0); print $?>>8, "\n"'
+same "mawk system and getline from a command" /usr/bin/mawk 'BEGIN{r=system("echo m"); "echo g" | getline x; print r, x}'
+same "sed e" /usr/bin/sed '1e echo run' f1
+same "diff3" /usr/bin/diff3 f1 f1 f1
+same "tar -czf then -tzf" /usr/bin/sh -c 'tar -czf x.tgz f1 && tar -tzf x.tgz'
+
+finish integ-process

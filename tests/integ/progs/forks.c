@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process calls from a ULP, each checked by the program itself: fork and wait for one's own
+ * children only (several ULPs fork at once), fork+exec, system, popen, posix_spawn (also of a
+ * missing program), vfork, a crashing child, ECHILD, a failed execve. Prints "forks R: ok" per
+ * rank and exits 0; any mismatch prints what differed and exits 1. With argument "exec": the ULP
+ * execs /bin/sh -c 'echo replaced; exit 5' at the end (its status must become 5).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+static int rank, bad;
+
+#define CHECK(c, ...)                                                                              \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			printf("forks %d: FAIL %s: ", rank, #c);                                   \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+			bad = 1;                                                                   \
+		}                                                                                  \
+	} while (0)
+
+int main(int argc, char **argv)
+{
+	const char *r = getenv("ULP_RANK");
+	int st = -1, i;
+	pid_t p, w;
+	char line[64] = "";
+	FILE *f;
+	char *sp_argv[] = {"/nonexistent-prog", NULL};
+
+	rank = r ? atoi(r) : 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Each rank's children exit with codes of its own; wait(-1) must give back only those. */
+	for (i = 0; i < 3; i++) {
+		p = fork();
+		if (p == 0) {
+			usleep((unsigned)(1000 * ((rank * 7 + i * 3) % 5)));
+			_exit(10 + rank * 3 + i);
+		}
+		CHECK(p > 0, "fork: %s", strerror(errno));
+	}
+	for (i = 0; i < 3; i++) {
+		w = waitpid(-1, &st, 0);
+		CHECK(w > 0 && WIFEXITED(st) && WEXITSTATUS(st) >= 10 + rank * 3 &&
+			  WEXITSTATUS(st) < 13 + rank * 3,
+		      "waitpid(-1) gave pid %d status %#x (%s)", (int)w, st, strerror(errno));
+	}
+	w = waitpid(-1, &st, WNOHANG);
+	CHECK(w == -1 && errno == ECHILD, "wait with no child left: %d (%s)", (int)w,
+	      strerror(errno));
+	/* fork + exec */
+	p = fork();
+	if (p == 0) {
+		execl("/bin/sh", "sh", "-c", "exit 42", (char *)NULL);
+		_exit(99);
+	}
+	CHECK(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 42, "exec status %#x",
+	      st);
+	/* system and popen (posix_spawn inside glibc) */
+	st = system("exit 7");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 7, "system: %#x", st);
+	f = popen("echo popen-hi", "r");
+	CHECK(f && fgets(line, sizeof(line), f) && !strcmp(line, "popen-hi\n"), "popen read '%s'",
+	      line);
+	CHECK(f && pclose(f) == 0, "pclose");
+	/* posix_spawn of a missing program: the error comes back, as with a real vfork */
+	i = posix_spawn(&p, sp_argv[0], NULL, NULL, sp_argv, environ);
+	CHECK(i == ENOENT, "posix_spawn of a missing program returned %d", i);
+	/* vfork + _exit */
+	p = vfork();
+	if (p == 0)
+		_exit(3);
+	CHECK(waitpid(p, &st, 0) == p && WEXITSTATUS(st) == 3, "vfork status %#x", st);
+	/* a child that crashes is a crashed process: the ULP goes on */
+	p = fork();
+	if (p == 0) {
+		*(volatile int *)8 = 1;
+		_exit(0);
+	}
+	CHECK(waitpid(p, &st, 0) == p && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV,
+	      "crashing child status %#x", st);
+	/* a failed execve returns its error and the ULP continues */
+	CHECK(execl("/nonexistent-prog", "x", (char *)NULL) == -1 && errno == ENOENT,
+	      "failed execve: %s", strerror(errno));
+	printf("forks %d: %s\n", rank, bad ? "FAILED" : "ok");
+	if (argc > 1 && !strcmp(argv[1], "exec") && !bad)
+		execl("/bin/sh", "sh", "-c", "echo replaced; exit 5", (char *)NULL);
+	return bad;
+}
