@@ -82,9 +82,3 @@ long ulp_sys_sched_yield(struct ulp_cb *cb, struct ulp_sys *s)
 		return 0;
 	return ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 }
-
-/* fork, vfork, execve, execveat: would take the whole process along. */
-long ulp_sys_refuse(struct ulp_cb *cb, struct ulp_sys *s)
-{
-	return -ENOSYS;
-}
