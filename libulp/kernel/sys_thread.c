@@ -10,6 +10,16 @@
 #include <errno.h>
 #include <linux/sched.h>
 
+void ulp_sys_tls_set(struct ulp_cb *cb, uintptr_t tls)
+{
+	ulp_task_set_tls(&cb->task, tls);
+}
+
+uintptr_t ulp_sys_tls_get(const struct ulp_cb *cb)
+{
+	return cb->task.tls;
+}
+
 /* No kernel threads inside a ULP; EAGAIN is what pthread_create reports as "no resources".
  * A new process (no CLONE_THREAD) is a fork: sys_fork.c. */
 long ulp_sys_clone(struct ulp_cb *cb, struct ulp_sys *s)

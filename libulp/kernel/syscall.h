@@ -58,6 +58,11 @@ void ulp_sys_die(int status, int sig) __attribute__((noreturn));
  * block). */
 int ulp_sys_range_ok(const struct ulp_cb *cb, uintptr_t lo, size_t len);
 
+/* The TLS register value the ULP runs with (set: loaded at once, the ULP being the running task).
+ * For the arch handlers, which see the control block only through this header. */
+void ulp_sys_tls_set(struct ulp_cb *cb, uintptr_t tls);
+uintptr_t ulp_sys_tls_get(const struct ulp_cb *cb);
+
 /* memory (sys_mem.c) */
 ulp_sys_handler ulp_sys_brk, ulp_sys_mmap, ulp_sys_munmap, ulp_sys_mremap, ulp_sys_mprotect,
     ulp_sys_madvise;
