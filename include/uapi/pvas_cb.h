@@ -42,9 +42,9 @@ struct ulp_guest_ops {
  * views.
  */
 #define PVAS_CB_FIELDS                                                                             \
-	uint64_t magic; /* PVAS_CB_MAGIC once the ULP is loaded */                                 \
-	int32_t pvid;	/* its partition */                                                        \
-	int32_t state;	/* the runtime's (enum ulp_cb_state); not for guests */                    \
+	uint64_t magic;	  /* PVAS_CB_MAGIC once the ULP is loaded */                               \
+	int32_t pvid;	  /* its partition */                                                      \
+	int32_t reserved; /* 0 (the ULP's state is in the runtime's partition table) */            \
 	const struct ulp_guest_ops *ops;
 
 struct pvas_cb {
@@ -52,8 +52,8 @@ struct pvas_cb {
 };
 
 _Static_assert(offsetof(struct pvas_cb, magic) == 0 && offsetof(struct pvas_cb, pvid) == 8 &&
-		   offsetof(struct pvas_cb, state) == 12 && offsetof(struct pvas_cb, ops) == 16 &&
-		   sizeof(struct pvas_cb) == 24,
+		   offsetof(struct pvas_cb, reserved) == 12 &&
+		   offsetof(struct pvas_cb, ops) == 16 && sizeof(struct pvas_cb) == 24,
 	       "struct pvas_cb is an ABI with guest programs built earlier");
 
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "pvas.h"
 
 static struct pvas *pvd_table[1]; /* one address space per process: one syscall trap */
@@ -53,7 +54,7 @@ static void futex_wait_ms(_Atomic uint32_t *addr, uint32_t val, long ms)
 static void serve_exec(struct pvas *pv, struct pvas_req *rq)
 {
 	struct ulp_cb *from = rq->from, *cb;
-	struct pvas_task *t = from->ptask;
+	struct pvas_task *t = ulp_proc_task(from);
 	char err[512];
 	int rc;
 
@@ -124,14 +125,12 @@ static void post_request(void *arg)
 	ulp_arch_syscall(SYS_futex, (long)&pv->req_seq, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
-/* Guest op behind pvas_ulp_exec (proc.c's table points here). */
-int pvas_guest_exec(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
-		    char *const envp[])
+/* pvas_ulp_exec from a ULP (registered with the process object at pvas_create). */
+static int guest_exec(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
+		      char *const envp[])
 {
 	struct pvas_req rq = {NULL, cb, pvid, file, argv, envp, 0};
 
-	if (!cb->region->owner)
-		return -ENOSYS; /* not started through pvas_create (ulpexec) */
 	if (!file || !argv)
 		return -EINVAL;
 	ulp_task_suspend(&cb->task, post_request, &rq);
@@ -200,8 +199,9 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 		goto fail;
 	}
 	pv->region->owner = pv;
+	ulp_proc_set_exec(pv->region, guest_exec);
 	if (backend == PVAS_BACKEND_KMOD) {
-		rc = ulp_kmod_open(pv->region);
+		rc = pvas_region_set_backend(pv->region, &ulp_backend_kmod);
 		if (rc) {
 			pvas_set_err("pvas_create: /dev/pvas: %s", strerror(-rc));
 			goto fail;
@@ -233,24 +233,12 @@ fail:
 	return rc;
 }
 
-/* Mark the ULPs of a task that died as killed (they cannot end by themselves any more). */
+/* The ULPs of a task that died end with it (they cannot end by themselves any more). */
 static void task_died(struct pvas *pv, struct pvas_task *t, int status)
 {
-	struct pvas_region *r = pv->region;
-	unsigned i;
-
 	t->alive = 0;
 	t->status = status;
-	for (i = 0; i < r->nparts; i++) {
-		struct ulp_cb *cb = pvas_cb(r, (int)i);
-
-		if (!pvas_part_ready(r, (int)i) || cb->ptask != t || cb->state == ULP_CB_EXITED)
-			continue;
-		cb->term_sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-		r->running[i] = 0;
-		cb->state = ULP_CB_EXITED;
-		cb->final = 1;
-	}
+	ulp_proc_kill_task(pv->region, t, WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL);
 }
 
 /* Reap tasks that ended; with `block`, wait for task `only`. */
@@ -290,21 +278,6 @@ static int gone_always(void *arg)
 	return 1; /* pvas_destroy: every task has been reaped */
 }
 
-/* ULPs of task t that have not ended. */
-static unsigned running_ulps(struct pvas *pv, struct pvas_task *t)
-{
-	struct pvas_region *r = pv->region;
-	unsigned i, n = 0;
-
-	for (i = 0; i < r->nparts; i++) {
-		struct ulp_cb *cb = pvas_cb(r, (int)i);
-
-		n += pvas_part_ready(r, (int)i) && cb->ptask == t &&
-		     __atomic_load_n(&cb->state, __ATOMIC_ACQUIRE) != ULP_CB_EXITED;
-	}
-	return n;
-}
-
 /* Tasks that still run ULPs. A task none of whose ULPs runs is exiting (or was killed on its
  * way out, before its count dropped): wait for it. */
 static int live_tasks(struct pvas *pv)
@@ -316,7 +289,8 @@ static int live_tasks(struct pvas *pv)
 	for (i = 0; i < pv->ntasks; i++) {
 		struct pvas_task *t = pv->tasks[i];
 
-		if (t->alive && !t->held && (ulp_sched_refs(&t->rt) == 0 || !running_ulps(pv, t)))
+		if (t->alive && !t->held &&
+		    (ulp_sched_refs(&t->rt) == 0 || !ulp_proc_count_task(pv->region, t)))
 			reap(pv, t->pid, 1);
 		n += t->alive;
 	}
@@ -327,15 +301,16 @@ static void destroy(struct pvas *pv)
 {
 	struct pvas_region *r = pv->region;
 	unsigned i;
+	int k;
 
 	atomic_store(&pv->stop, 1);
 	atomic_fetch_add(&pv->req_seq, 1);
 	syscall(SYS_futex, &pv->req_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	if (pv->server_started)
 		pthread_join(pv->server, NULL);
-	for (i = 0; i < r->nparts; i++)
-		if (r->used[i])
-			ulp_proc_release(pvas_cb(r, (int)i), gone_always, NULL);
+	for (k = ulp_proc_next(r, -1, 0); k >= 0; k = ulp_proc_next(r, k, 0))
+		if (ulp_proc_find(r, k, NULL) >= 0)
+			ulp_proc_release(pvas_cb(r, k), gone_always, NULL);
 	for (i = 0; i < pv->ntasks; i++)
 		pvas_task_free(pv->tasks[i]);
 	free(pv->tasks);
@@ -515,17 +490,15 @@ static int wait_status(const struct ulp_cb *cb)
 	return cb->term_sig ? cb->term_sig & 0x7f : (cb->exit_status & 0xff) << 8;
 }
 
-/* A ULP of pv that has not been waited for: 1 ended, 0 running, -1 none here. */
+/* A ULP of a PVAS task of pv, not waited for yet: 1 ended, 0 running, -1 none here. */
 static int state_of(struct pvas *pv, int pvid)
 {
-	struct pvas_region *r = pv->region;
-	struct ulp_cb *cb = pvas_cb(r, pvid);
+	struct ulp_cb *cb;
+	int s = ulp_proc_find(pv->region, pvid, &cb);
 
-	if (!pvas_part_ready(r, pvid) || cb->magic != ULP_CB_MAGIC || !cb->ptask)
+	if (s < 0 || s == ULP_PROC_LOADED || !ulp_proc_task(cb))
 		return -1;
-	if (__atomic_load_n(&cb->state, __ATOMIC_ACQUIRE) == ULP_CB_EXITED)
-		return 1;
-	return cb->state == ULP_CB_RUNNING ? 0 : -1;
+	return s == ULP_PROC_ZOMBIE;
 }
 
 int pvas_wait(pvd_t pvd, int pvid, int *status)
@@ -547,26 +520,28 @@ int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st)
 		return -EINVAL;
 	for (;;) {
 		uint32_t seq = atomic_load(&r->ended_seq);
-		int pending = 0, s;
-		unsigned i, lo = pvid < 0 ? 0 : (unsigned)pvid, hi = pvid < 0 ? r->nparts : lo + 1;
+		int pending = 0, i;
+		struct ulp_cb *cb;
 
 		reap(pv, 0, 0);
-		for (i = lo; i < hi; i++) {
-			s = state_of(pv, (int)i);
-			if (s < 0)
-				continue;
-			if (s == 0) {
-				pending = 1;
-				continue;
-			}
-			struct ulp_cb *cb = pvas_cb(r, (int)i);
+		/* The ended ULPs first (a bitmap of zombies), then any still running. */
+		i = pvid >= 0 ? pvid : ulp_proc_next(r, -1, 1);
+		while (i >= 0 && state_of(pv, i) != 1)
+			i = pvid >= 0 ? -1 : ulp_proc_next(r, i, 1);
+		if (i >= 0) {
+			cb = pvas_cb(r, i);
 			if (status)
 				*status = wait_status(cb);
 			if (st)
-				fill_stats(cb, (int)i, st);
-			ulp_proc_release(cb, task_gone, cb->ptask);
-			return (int)i;
+				fill_stats(cb, i, st);
+			ulp_proc_release(cb, task_gone, ulp_proc_task(cb));
+			return i;
 		}
+		if (pvid >= 0)
+			pending = state_of(pv, pvid) == 0;
+		for (i = ulp_proc_next(r, -1, 0); pvid < 0 && i >= 0 && !pending;
+		     i = ulp_proc_next(r, i, 0))
+			pending = state_of(pv, i) == 0;
 		if (!pending)
 			return -ECHILD;
 		futex_wait_ms(&r->ended_seq, seq,
@@ -607,10 +582,10 @@ static void fill_stats(struct ulp_cb *cb, int pvid, struct pvas_ulp_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->pvid = pvid;
-	st->task = ((struct pvas_task *)cb->ptask)->pid;
+	st->task = ((struct pvas_task *)ulp_proc_task(cb))->pid;
 	st->switches = cb->task.switches;
 	st->cpu_ns = cb->task.cpu_ns;
-	st->ended = cb->state == ULP_CB_EXITED;
+	st->ended = ulp_proc_state(cb->region, pvid) == ULP_PROC_ZOMBIE;
 	st->status = st->ended ? wait_status(cb) : 0;
 	snprintf(st->path, sizeof(st->path), "%s", cb->path);
 }

@@ -166,10 +166,7 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	t->alive = 1;
 	pid = ulp_arch_clone(CLONE_VM | SIGCHLD, t->stacks + PVAS_TASK_STACK, task_main, t);
 	if (pid < 0) {
-		first->state = ULP_CB_LOADED;
-		first->ptask = NULL;
-		first->region->running[first->pvid] = 0;
-		first->region->slot_task[first->pvid] = NULL;
+		ulp_proc_unstart(first);
 		pvas_task_free(t);
 		return (int)pid;
 	}

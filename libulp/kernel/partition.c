@@ -5,6 +5,7 @@
  * a partition is handed out bottom-up from a sorted list of free ranges kept in the control block.
  * Functions used by the syscall trap use raw system calls only (no errno: TLS may be the ULP's).
  */
+#include "backend.h"
 #include "proc.h"
 
 #include <errno.h>
@@ -20,6 +21,16 @@
 static int is_pow2(size_t v)
 {
 	return v && !(v & (v - 1));
+}
+
+static void region_free(struct pvas_region *r)
+{
+	free(r->procs);
+	free(r->used_map);
+	free(r->zombie_map);
+	free(r->names);
+	free(r->bars);
+	free(r);
 }
 
 int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, size_t part_size)
@@ -39,22 +50,18 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 	if (!r)
 		return -ENOMEM;
 	r->base = base;
-	r->kfd = -1;
+	r->backend = &ulp_backend_user;
+	r->backend_fd = -1;
 	r->size = size;
 	r->part_size = part_size;
 	r->nparts = (unsigned)(size / part_size);
-	r->used = calloc(r->nparts, 1);
-	r->running = calloc(r->nparts, 1);
-	r->slot_task = calloc(r->nparts, sizeof(void *));
+	r->procs = calloc(r->nparts, sizeof(*r->procs));
+	r->used_map = calloc((r->nparts + 63) / 64, sizeof(uint64_t));
+	r->zombie_map = calloc((r->nparts + 63) / 64, sizeof(uint64_t));
 	r->names = calloc(PVAS_MAX_NAMES, sizeof(*r->names));
 	r->bars = calloc(PVAS_MAX_BARRIERS, sizeof(*r->bars));
-	if (!r->used || !r->names || !r->bars || !r->running || !r->slot_task) {
-		free(r->running);
-		free(r->slot_task);
-		free(r->used);
-		free(r->names);
-		free(r->bars);
-		free(r);
+	if (!r->procs || !r->used_map || !r->zombie_map || !r->names || !r->bars) {
+		region_free(r);
 		return -ENOMEM;
 	}
 	p = ulp_arch_syscall(SYS_mmap, (long)base, (long)size, PROT_NONE,
@@ -63,30 +70,34 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 	if ((unsigned long)p > -4096UL || (uintptr_t)p != base) {
 		if ((unsigned long)p <= -4096UL)
 			ulp_arch_syscall(SYS_munmap, p, (long)size, 0, 0, 0, 0);
-		free(r->used);
-		free(r->running);
-		free(r->slot_task);
-		free(r->names);
-		free(r->bars);
-		free(r);
+		region_free(r);
 		return (unsigned long)p > -4096UL && p != -EEXIST ? (int)p : -EADDRINUSE;
 	}
 	*out = r;
 	return 0;
 }
 
+int pvas_region_set_backend(struct pvas_region *r, const struct ulp_backend_ops *b)
+{
+	int rc;
+
+	if (r->nused)
+		return -EBUSY;
+	r->backend->close(r);
+	r->backend = &ulp_backend_user;
+	rc = b->open(r);
+	if (!rc)
+		r->backend = b;
+	return rc;
+}
+
 void pvas_region_destroy(struct pvas_region *r)
 {
 	if (!r)
 		return;
-	ulp_kmod_close(r);
+	r->backend->close(r);
 	ulp_arch_syscall(SYS_munmap, (long)r->base, (long)r->size, 0, 0, 0, 0);
-	free(r->names);
-	free(r->bars);
-	free(r->running);
-	free(r->slot_task);
-	free(r->used);
-	free(r);
+	region_free(r);
 }
 
 struct ulp_cb *pvas_cb(struct pvas_region *r, int pvid)
@@ -94,16 +105,6 @@ struct ulp_cb *pvas_cb(struct pvas_region *r, int pvid)
 	if (!r || pvid < 0 || (unsigned)pvid >= r->nparts)
 		return NULL;
 	return (struct ulp_cb *)(r->base + (uintptr_t)pvid * r->part_size);
-}
-
-struct ulp_cb *pvas_cb_of_addr(struct pvas_region *r, uintptr_t addr)
-{
-	int pvid;
-
-	if (!r || addr < r->base || addr >= r->base + r->size)
-		return NULL;
-	pvid = (int)((addr - r->base) / r->part_size);
-	return pvas_part_ready(r, pvid) ? pvas_cb(r, pvid) : NULL;
 }
 
 /* ---- mmap area ---- */

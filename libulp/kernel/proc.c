@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The life of a ULP: load into a partition, start as a task, end, be waited for, be released. */
+/*
+ * The ULP process object: load into a partition, start as a task, end, be waited for, be
+ * released. This file is the one writer of a ULP's state (struct ulp_proc_slot, see proc.h for
+ * the state machine) and of its exit status; others read the state and call these functions.
+ */
+#include "backend.h"
 #include "proc.h"
 
 #include <errno.h>
@@ -11,13 +16,50 @@
 #include <sched.h>
 #include <sys/syscall.h>
 
-#include "loader.h"
-
 #define ENTRY_STACK (32 * 1024) /* below the initial sp: runs ulp_start, then the program's */
 
 _Static_assert(offsetof(struct ulp_cb, magic) == 0 && offsetof(struct ulp_cb, pvid) == 8 &&
 		   offsetof(struct ulp_cb, ops) == 16,
 	       "libulp/guest reads these offsets");
+
+/* ---- the state machine ---- */
+
+#define BIT(s) (1u << ULP_PROC_##s)
+
+/* Which states each state may go to. */
+static const uint8_t next_ok[] = {
+    [ULP_PROC_FREE] = BIT(CLAIMED),
+    [ULP_PROC_CLAIMED] = BIT(LOADED) | BIT(FREE),
+    [ULP_PROC_LOADED] = BIT(RUNNING) | BIT(CLAIMED),
+    [ULP_PROC_RUNNING] = BIT(ZOMBIE) | BIT(EXEC) | BIT(LOADED) | BIT(CLAIMED),
+    [ULP_PROC_ZOMBIE] = BIT(CLAIMED),
+    [ULP_PROC_EXEC] = BIT(RUNNING) | BIT(ZOMBIE) | BIT(CLAIMED),
+};
+
+/* from -> to for partition pvid; 0, or -EINVAL when the ULP is not in state `from` (or the
+ * transition is not one of the machine's). Raw atomics only: the exit path runs with the ULP's
+ * TLS loaded. */
+static int move(struct pvas_region *r, int pvid, unsigned from, unsigned to)
+{
+	uint32_t cur = from;
+
+	if (!(next_ok[from] & (1u << to)))
+		return -EINVAL;
+	return atomic_compare_exchange_strong_explicit(&r->procs[pvid].state, &cur, to,
+						       memory_order_acq_rel, memory_order_acquire)
+		   ? 0
+		   : -EINVAL;
+}
+
+static void map_set(_Atomic uint64_t *map, int pvid, int on)
+{
+	uint64_t bit = 1ull << (pvid % 64);
+
+	if (on)
+		atomic_fetch_or(&map[pvid / 64], bit);
+	else
+		atomic_fetch_and(&map[pvid / 64], ~bit);
+}
 
 /* ---- what a guest can call (from ULP context: no TLS use) ---- */
 
@@ -38,7 +80,6 @@ static int guest_yield(struct ulp_cb *cb)
 static int guest_switch(struct ulp_cb *cb, int pvid)
 {
 	struct ulp_cb *to = pvas_cb(cb->region, pvid);
-
 	struct pvas_region *r = cb->region;
 
 	if (!to)
@@ -46,11 +87,11 @@ static int guest_switch(struct ulp_cb *cb, int pvid)
 	if (to == cb)
 		return 0;
 	/* The target may end and its partition be unmapped at any moment: decide from the
-	 * region's own arrays (never unmapped), not from its control block, and take no lock a
-	 * killed task could leave held. */
-	if (!pvas_part_ready(r, pvid) || !__atomic_load_n(&r->running[pvid], __ATOMIC_ACQUIRE))
+	 * region's slots (never unmapped), not from its control block, and take no lock a killed
+	 * task could leave held. */
+	if (ulp_proc_state(r, pvid) != ULP_PROC_RUNNING)
 		return -ESRCH;
-	if (__atomic_load_n(&r->slot_task[pvid], __ATOMIC_RELAXED) != cb->ptask)
+	if (r->procs[pvid].task != r->procs[cb->pvid].task)
 		return -EPERM; /* another PVAS task: another process, it cannot run here */
 	/* Found in a queue of our own task means ready, so alive: nobody else can run it now. The
 	 * search compares pointers only, so a target that ended meanwhile is simply not found. */
@@ -75,9 +116,17 @@ static int guest_import(struct ulp_cb *cb, const char *name, void **addr)
 	return rc;
 }
 
+static int guest_exec(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
+		      char *const envp[])
+{
+	ulp_exec_fn fn = cb->region->exec;
+
+	return fn ? fn(cb, pvid, file, argv, envp) : -ENOSYS; /* no server: ulpexec */
+}
+
 static const struct ulp_guest_ops guest_ops = {
     .version = 3,
-    .exec = pvas_guest_exec,
+    .exec = guest_exec,
     .barrier = pvas_names_barrier,
     .get_pvid = guest_get_pvid,
     .yield = guest_yield,
@@ -85,6 +134,11 @@ static const struct ulp_guest_ops guest_ops = {
     .export_addr = guest_export,
     .import_addr = guest_import,
 };
+
+void ulp_proc_set_exec(struct pvas_region *r, ulp_exec_fn fn)
+{
+	r->exec = fn;
+}
 
 /* ---- life cycle ---- */
 
@@ -97,21 +151,53 @@ static void ulp_start(void *arg)
 }
 
 /* Runs on another task's stack once the ULP has left its own. The order matters: after the
- * store to cb->final the waiter may unmap the partition, control block included. */
+ * store of ZOMBIE the waiter may unmap the partition, control block included. */
 void ulp_proc_exited(struct ulp_task *t)
 {
 	struct ulp_cb *cb = t->owner;
 	struct pvas_region *r = cb->region;
 	struct ulp_task *joiner;
+	int pvid = cb->pvid;
 
-	__atomic_store_n(&r->running[cb->pvid], 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&cb->state, ULP_CB_EXITED, __ATOMIC_RELEASE);
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner && joiner != ULP_JOIN_DETACHED)
 		ulp_task_resume(joiner);
-	__atomic_store_n(&cb->final, 1, __ATOMIC_RELEASE);
+	map_set(r->zombie_map, pvid, 1);
+	if (move(r, pvid, ULP_PROC_RUNNING, ULP_PROC_ZOMBIE))
+		move(r, pvid, ULP_PROC_EXEC, ULP_PROC_ZOMBIE);
 	atomic_fetch_add(&r->ended_seq, 1);
 	ulp_arch_syscall(SYS_futex, (long)&r->ended_seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0, 0, 0);
+}
+
+void ulp_proc_exit(struct ulp_cb *cb, int status, int sig)
+{
+	cb->exit_status = status & 0xff;
+	cb->term_sig = sig;
+	ulp_task_exit(&cb->task, NULL);
+}
+
+void ulp_proc_set_fault(struct ulp_cb *cb, uintptr_t addr, uintptr_t pc)
+{
+	cb->fault_addr = addr;
+	cb->fault_pc = pc;
+}
+
+void ulp_proc_kill_task(struct pvas_region *r, void *task, int sig)
+{
+	int i;
+
+	for (i = ulp_proc_next(r, -1, 0); i >= 0; i = ulp_proc_next(r, i, 0)) {
+		struct ulp_cb *cb = pvas_cb(r, i);
+		int s = ulp_proc_state(r, i);
+
+		if ((s != ULP_PROC_RUNNING && s != ULP_PROC_EXEC) || r->procs[i].task != task)
+			continue;
+		/* The task is dead: nothing else writes this ULP any more. */
+		cb->exit_status = 0;
+		cb->term_sig = sig;
+		map_set(r->zombie_map, i, 1);
+		move(r, i, (unsigned)s, ULP_PROC_ZOMBIE);
+	}
 }
 
 /* Task-exit hook of an instance running ULPs started by ulp_proc_start. */
@@ -140,6 +226,7 @@ const struct ulp_sched_hooks *ulp_proc_sched_hooks(void)
 	return &proc_hooks;
 }
 
+/* FREE -> CLAIMED: partition pvid, or the lowest free one. */
 static int claim(struct pvas_region *r, int pvid)
 {
 	int rc = -ENOSPC;
@@ -149,35 +236,43 @@ static int claim(struct pvas_region *r, int pvid)
 	if (pvid >= 0) {
 		if ((unsigned)pvid >= r->nparts)
 			rc = -EINVAL;
-		else if (r->used[pvid])
+		else if (ulp_proc_state(r, pvid) != ULP_PROC_FREE)
 			rc = -EBUSY;
 		else
 			rc = pvid;
 	} else {
-		for (i = 0; i < r->nparts && rc < 0; i++)
-			if (!r->used[i])
-				rc = (int)i;
+		/* The used map finds the first free partition 64 at a time. */
+		for (i = 0; i < (r->nparts + 63) / 64 && rc < 0; i++) {
+			uint64_t free_bits = ~atomic_load(&r->used_map[i]);
+
+			if (free_bits && i * 64 + (unsigned)__builtin_ctzll(free_bits) < r->nparts)
+				rc = (int)(i * 64 + (unsigned)__builtin_ctzll(free_bits));
+		}
 	}
 	if (rc >= 0) {
-		r->used[rc] = PVAS_SLOT_CLAIMED;
+		move(r, rc, ULP_PROC_FREE, ULP_PROC_CLAIMED);
+		map_set(r->used_map, rc, 1);
 		r->nused++;
 	}
 	ulp_spin_unlock(&r->lock);
 	return rc;
 }
 
+/* Any state -> CLAIMED (unpublished: others stop looking at it), unmapped, -> FREE. */
 static void unclaim(struct pvas_region *r, int pvid)
 {
 	uintptr_t lo = r->base + (uintptr_t)pvid * r->part_size;
+	unsigned s = (unsigned)ulp_proc_state(r, pvid);
 
-	/* Unpublish first (see guest_switch), then unmap. */
-	__atomic_store_n(&r->used[pvid], PVAS_SLOT_CLAIMED, __ATOMIC_RELEASE);
-	__atomic_store_n(&r->running[pvid], 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&r->slot_task[pvid], NULL, __ATOMIC_RELAXED);
+	if (s != ULP_PROC_CLAIMED)
+		move(r, pvid, s, ULP_PROC_CLAIMED);
+	r->procs[pvid].task = NULL;
+	map_set(r->zombie_map, pvid, 0);
 	mmap((void *)lo, r->part_size, PROT_NONE,
 	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 	ulp_spin_lock(&r->lock);
-	r->used[pvid] = 0;
+	move(r, pvid, ULP_PROC_CLAIMED, ULP_PROC_FREE);
+	map_set(r->used_map, pvid, 0);
 	r->nused--;
 	ulp_spin_unlock(&r->lock);
 }
@@ -185,11 +280,8 @@ static void unclaim(struct pvas_region *r, int pvid)
 int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const argv[],
 		  char *const envp[], struct ulp_cb **out, char *err, size_t errlen)
 {
-	size_t size = r->part_size, stack = size / 8 < (8u << 20) ? size / 8 : (8u << 20);
-	struct ulp_load_req req;
-	struct ulp_image img;
+	size_t size = r->part_size;
 	struct ulp_cb *cb;
-	uint64_t aux[1][2];
 	uintptr_t lo;
 	int rc;
 
@@ -216,76 +308,46 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 	cb->part_lo = lo;
 	cb->part_hi = lo + size;
 	snprintf(cb->path, sizeof(cb->path), "%s", path);
-
-	if (r->kfd >= 0) {
-		rc = ulp_kmod_load(cb, path, argv, envp, err, errlen);
-		if (rc) {
-			unclaim(r, pvid);
-			return rc;
-		}
-		goto loaded;
-	}
-	memset(&req, 0, sizeof(req));
-	req.path = path;
-	req.argv = argv;
-	req.envp = envp;
-	/*
-	 * Layout (S = partition size): [0, 64K) control block; the stack right above it (its
-	 * guard page protects the control block); the program, then its brk heap, up to 3S/16;
-	 * the interpreter at 3S/16; the mmap area from S/4 up, handed out bottom-up. Everything a
-	 * small program touches sits in the partition's first S/4, so it needs few page-table
-	 * pages: each new one costs a fault (~85 us on the development VM, bench/ulp_spawn.c)
-	 * and 4 KiB per ULP.
-	 */
-	req.stack_lo = lo + ULP_CB_SIZE;
-	req.stack_hi = req.stack_lo + stack;
-	req.image_base = req.stack_hi;
-	req.image_limit = lo + size / 8;
-	req.interp_base = lo + size * 3 / 16;
-	req.interp_limit = lo + size / 4;
-	aux[0][0] = ULP_AT_PVAS_CB;
-	aux[0][1] = (uint64_t)(uintptr_t)cb;
-	req.extra_auxv = (const uint64_t(*)[2])aux;
-	req.n_extra_auxv = 1;
-	rc = ulp_load(&req, &img, err, errlen);
+	rc = r->backend->load(cb, path, argv, envp, err, errlen);
 	if (rc) {
 		unclaim(r, pvid);
 		return rc;
 	}
-	cb->entry = img.entry;
-	cb->sp = img.sp;
-	cb->brk_start = cb->brk_cur = cb->brk_mapped = img.brk_start;
-	cb->brk_max = req.interp_base;
-	ulp_mm_init(cb, req.interp_limit, lo + size);
-loaded:
-
 	cb->task.kind = ULP_TASK_ULP;
 	cb->task.owner = cb;
 	cb->task.own_tls = 1; /* fs = 0 until the program's libc sets its TLS, as in a process */
 	ulp_arch_ctx_init(&cb->task.ctx, (void *)(cb->sp - ENTRY_STACK), ENTRY_STACK - 512,
 			  ulp_start, cb);
-	cb->state = ULP_CB_LOADED;
 	cb->magic = ULP_CB_MAGIC;
-	__atomic_store_n(&r->used[pvid], PVAS_SLOT_READY, __ATOMIC_RELEASE);
+	move(r, pvid, ULP_PROC_CLAIMED, ULP_PROC_LOADED); /* published */
 	*out = cb;
 	return 0;
 }
 
-void ulp_proc_set_running(struct ulp_cb *cb, void *ptask)
+int ulp_proc_set_running(struct ulp_cb *cb, void *ptask)
 {
 	struct pvas_region *r = cb->region;
 
-	cb->ptask = ptask;
-	cb->state = ULP_CB_RUNNING;
-	__atomic_store_n(&r->slot_task[cb->pvid], ptask, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->running[cb->pvid], 1, __ATOMIC_RELEASE);
+	if (ulp_proc_state(r, cb->pvid) != ULP_PROC_LOADED)
+		return -EINVAL;
+	r->procs[cb->pvid].task = ptask; /* before RUNNING: published by it */
+	return move(r, cb->pvid, ULP_PROC_LOADED, ULP_PROC_RUNNING);
+}
+
+void ulp_proc_unstart(struct ulp_cb *cb)
+{
+	struct pvas_region *r = cb->region;
+
+	if (!move(r, cb->pvid, ULP_PROC_RUNNING, ULP_PROC_LOADED))
+		r->procs[cb->pvid].task = NULL;
 }
 
 int ulp_proc_start(struct ulp_cb *cb)
 {
-	if (cb->state != ULP_CB_LOADED)
-		return -EINVAL;
-	ulp_proc_set_running(cb, NULL);
+	int rc = ulp_proc_set_running(cb, NULL);
+
+	if (rc)
+		return rc;
 	ulp_sched_ref(&ulp_rt);
 	ulp_task_resume(&cb->task);
 	return 0;
@@ -293,30 +355,87 @@ int ulp_proc_start(struct ulp_cb *cb)
 
 int ulp_proc_wait(struct ulp_cb *cb)
 {
-	struct ulp_worker *w = ulp_worker_self();
+	int s = ulp_proc_state(cb->region, cb->pvid);
+	struct ulp_worker *w;
 
-	if (!w)
+	if (s != ULP_PROC_RUNNING && s != ULP_PROC_EXEC && s != ULP_PROC_ZOMBIE)
 		return -EINVAL;
-	if (cb->state == ULP_CB_LOADED)
+	/* The self pointer is only there on the runtime's threads (x86_64: gs 0 elsewhere). */
+	w = ulp_sched_running(&ulp_rt) ? ulp_worker_self() : NULL;
+	if (!w)
 		return -EINVAL;
 	return ulp_task_wait(w->cur, &cb->task);
 }
 
 void ulp_proc_release(struct ulp_cb *cb, int (*gone)(void *arg), void *arg)
 {
-	/* The exit path may still be finishing on its worker: wait for its final store, unless
-	 * the PVAS task running it is gone (killed, maybe right on that path). */
-	while (cb->state == ULP_CB_EXITED && !__atomic_load_n(&cb->final, __ATOMIC_ACQUIRE)) {
+	struct pvas_region *r = cb->region;
+	int pvid = cb->pvid, s;
+
+	/* Started and not ended: its exit path may still be finishing on its worker. Wait for
+	 * ZOMBIE, unless the PVAS task running it is gone (killed, maybe right on that path). */
+	while ((s = ulp_proc_state(r, pvid)) == ULP_PROC_RUNNING || s == ULP_PROC_EXEC) {
 		if (gone && gone(arg))
 			break;
 		sched_yield();
 	}
-	pvas_names_drop(cb->region, cb->pvid);
-	if (cb->region->kfd >= 0)
-		ulp_kmod_release(cb);
+	pvas_names_drop(r, pvid);
+	r->backend->release(cb);
 	cb->magic = 0;
-	unclaim(cb->region, cb->pvid);
+	unclaim(r, pvid);
 }
+
+/* ---- lookups ---- */
+
+int ulp_proc_find(struct pvas_region *r, int pvid, struct ulp_cb **out)
+{
+	int s;
+
+	if (!r || pvid < 0 || (unsigned)pvid >= r->nparts)
+		return -EINVAL;
+	s = ulp_proc_state(r, pvid);
+	if (s == ULP_PROC_FREE || s == ULP_PROC_CLAIMED)
+		return -ESRCH;
+	if (out)
+		*out = pvas_cb(r, pvid);
+	return s;
+}
+
+int ulp_proc_next(struct pvas_region *r, int after, int zombies)
+{
+	_Atomic uint64_t *map = zombies ? r->zombie_map : r->used_map;
+	unsigned i = (unsigned)(after + 1), words = (r->nparts + 63) / 64;
+
+	while (i < r->nparts && i / 64 < words) {
+		uint64_t bits = atomic_load(&map[i / 64]) & (~0ull << (i % 64));
+
+		if (bits) {
+			i = (i & ~63u) + (unsigned)__builtin_ctzll(bits);
+			return i < r->nparts ? (int)i : -1;
+		}
+		i = (i & ~63u) + 64;
+	}
+	return -1;
+}
+
+void *ulp_proc_task(const struct ulp_cb *cb)
+{
+	return cb->region->procs[cb->pvid].task;
+}
+
+unsigned ulp_proc_count_task(struct pvas_region *r, void *task)
+{
+	unsigned n = 0;
+	int i, s;
+
+	for (i = ulp_proc_next(r, -1, 0); i >= 0; i = ulp_proc_next(r, i, 0)) {
+		s = ulp_proc_state(r, i);
+		n += (s == ULP_PROC_RUNNING || s == ULP_PROC_EXEC) && r->procs[i].task == task;
+	}
+	return n;
+}
+
+/* ---- how it ended ---- */
 
 int ulp_proc_exit_code(const struct ulp_cb *cb)
 {

@@ -29,19 +29,41 @@ _Static_assert(ULP_MIN_PARTITION / 8 > ULP_CB_SIZE + (8u << 20) &&
 	       "ULP_MIN_PARTITION is the smallest power of two with an image area");
 #define ULP_MAX_KIDS 256 /* child processes of one ULP not yet waited for */
 
-enum ulp_cb_state {
-	ULP_CB_FREE,
-	ULP_CB_LOADED,	/* loaded, not started */
-	ULP_CB_RUNNING, /* started (ready, running or blocked) */
-	ULP_CB_EXITED,	/* ended; status valid; partition kept until reaped */
+/*
+ * The state of a ULP, one per partition, kept in the region (never unmapped, unlike the control
+ * block) and written only by proc.c, through the transitions its table allows:
+ *
+ *   FREE -> CLAIMED -> LOADED -> RUNNING -> ZOMBIE -> (released) FREE
+ *   RUNNING -> EXEC -> RUNNING | ZOMBIE   (replaced in place by execve)
+ *   RUNNING -> LOADED                     (its PVAS task could not be started)
+ *
+ * A release goes through CLAIMED (unpublished, then unmapped) to FREE.
+ */
+enum ulp_proc_state {
+	ULP_PROC_FREE,	  /* no ULP */
+	ULP_PROC_CLAIMED, /* being loaded or released: its control block may not be mapped */
+	ULP_PROC_LOADED,  /* loaded, not started */
+	ULP_PROC_RUNNING, /* started: ready, running or blocked */
+	ULP_PROC_ZOMBIE,  /* ended; status valid; the exit path is done with the control block */
+	ULP_PROC_EXEC,	  /* being replaced by another program in place */
+};
+
+/* A partition as others may see it without touching its control block. */
+struct ulp_proc_slot {
+	_Atomic uint32_t state; /* enum ulp_proc_state */
+	void *task;		/* the PVAS task it runs in (NULL: the launching process) */
 };
 
 struct pvas_region;
+struct ulp_backend_ops;
 
-/* Guest ops implemented with the API (api.c) and the name tables (names.c). */
-int pvas_guest_exec(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
-		    char *const envp[]);
+/* Guest op of the name tables (names.c). */
 int pvas_names_barrier(struct ulp_cb *cb, const char *name, int count);
+
+/* Loads asked for by a ULP (pvas_ulp_exec): served by whoever owns the region (host/), which
+ * registers it with ulp_proc_set_exec. */
+typedef int (*ulp_exec_fn)(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
+			   char *const envp[]);
 
 struct ulp_extent {
 	uintptr_t lo, hi;
@@ -66,16 +88,13 @@ struct ulp_cb {
 	unsigned nfree;
 	struct ulp_extent free_ext[ULP_MAX_EXTENTS]; /* sorted, coalesced */
 	uintptr_t entry, sp;			     /* where the program starts */
-	int exit_status; /* exit code, valid when state == EXITED and !term_sig */
+	int exit_status; /* exit code, valid once ZOMBIE and !term_sig */
 	int term_sig;	 /* killed by this signal (0: exited) */
 	uintptr_t fault_addr, fault_pc;
-	int final;	     /* 1 once the exit path is done with this control block */
-	void *ptask;	     /* the PVAS task it runs in (NULL: the launching process) */
 	unsigned std_closed; /* fds 0-2 this ULP closed (kept open for the others) */
 	int rank;	     /* for the tools: ULP_RANK */
 	int nkids;	     /* its child processes not yet waited for (sys_fork.c) */
 	int kids[ULP_MAX_KIDS];
-	void *user; /* for the owner of the ULP */
 	char path[256];
 };
 
@@ -91,12 +110,6 @@ struct pvas_name {
 
 #define PVAS_MAX_BARRIERS 256
 
-/* Partition states: a claimed partition is being loaded and its control block may not be mapped
- * yet; only a ready one may be looked at by others. */
-#define PVAS_SLOT_FREE 0
-#define PVAS_SLOT_CLAIMED 1
-#define PVAS_SLOT_READY 2
-
 /* A barrier across ULPs (pvas_barrier), named; the waiting ULPs are suspended on it. */
 struct pvas_bar {
 	char name[PVAS_NAME_MAX];
@@ -108,12 +121,11 @@ struct pvas_region {
 	uintptr_t base;
 	size_t size, part_size;
 	unsigned nparts;
-	uint32_t lock;
-	unsigned char *used; /* nparts bytes: PVAS_SLOT_FREE / _CLAIMED / _READY */
-	/* What other ULPs may ask of a partition without touching its control block, which may
-	 * be unmapped at any moment: started and not ended, and the PVAS task it runs in. */
-	unsigned char *running;
-	void **slot_task;
+	uint32_t lock;		     /* claiming a free partition */
+	struct ulp_proc_slot *procs; /* nparts: each partition's ULP state (proc.c) */
+	/* One bit per partition, 64 a word, so that finding ULPs skips free partitions a word at
+	 * a time: not FREE; ZOMBIE. */
+	_Atomic uint64_t *used_map, *zombie_map;
 	unsigned nused;
 	uint32_t names_lock;
 	unsigned nnames;
@@ -123,12 +135,15 @@ struct pvas_region {
 	unsigned nbars;
 	struct pvas_bar *bars; /* PVAS_MAX_BARRIERS */
 	void *owner;	       /* the pvas handle that created it */
-	int kfd;	       /* kmod backend: the address-space object's fd, else -1 */
+	const struct ulp_backend_ops *backend;
+	int backend_fd;	  /* the backend's own descriptor (kmod: the address-space object), -1 */
+	ulp_exec_fn exec; /* pvas_ulp_exec server, or NULL (-ENOSYS) */
 };
 
-static inline int pvas_part_ready(const struct pvas_region *r, int pvid)
+/* The state of partition pvid's ULP (enum ulp_proc_state); pvid must be in range. */
+static inline int ulp_proc_state(const struct pvas_region *r, int pvid)
 {
-	return __atomic_load_n(&r->used[pvid], __ATOMIC_ACQUIRE) == PVAS_SLOT_READY;
+	return (int)atomic_load_explicit(&r->procs[pvid].state, memory_order_acquire);
 }
 
 /* Export/import table (names.c). 0 or -errno; callable from ULP context. */
@@ -136,46 +151,62 @@ int pvas_names_export(struct pvas_region *r, int pvid, const char *name, uintptr
 int pvas_names_import(struct pvas_region *r, const char *name, uintptr_t *addr);
 void pvas_names_drop(struct pvas_region *r, int pvid);
 
-/* Reserve a region (base/size/part_size 0: defaults). The region and partition sizes are powers of
- * two, partitions >= 16 MiB, base a multiple of the partition size and of 4 GiB. */
+/* Reserve a region (base/size/part_size 0: defaults) on the user backend. The region and
+ * partition sizes are powers of two, partitions >= 16 MiB, base a multiple of the partition size
+ * and of 4 GiB. */
 int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, size_t part_size);
+/* Load programs through another backend (backend.h) from now on; before any ULP is loaded. */
+int pvas_region_set_backend(struct pvas_region *r, const struct ulp_backend_ops *b);
 void pvas_region_destroy(struct pvas_region *r);
 /* Partition pvid's control block; NULL when pvid is out of range. */
 struct ulp_cb *pvas_cb(struct pvas_region *r, int pvid);
-/* The ULP whose partition holds addr, or NULL. */
-struct ulp_cb *pvas_cb_of_addr(struct pvas_region *r, uintptr_t addr);
-
-/* kmod backend (kmod.c): /dev/pvas claims partitions and loads programs in the kernel. */
-int ulp_kmod_open(struct pvas_region *r);
-void ulp_kmod_close(struct pvas_region *r);
-int ulp_kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
-		  char *err, size_t errlen);
-void ulp_kmod_release(struct ulp_cb *cb);
 
 /* Parse a size such as 4g, 512m (env.c). */
 long long ulp_parse_size(const char *s);
 
 /*
- * Load `path` into a free partition (pvid < 0: the lowest free one) as a new ULP, not started.
- * Returns 0 and the control block, or -errno with "path: reason" in err.
+ * The ULP process object (proc.c), the one writer of a ULP's state. Load `path` into a free
+ * partition (pvid < 0: the lowest free one) as a new ULP, LOADED. Returns 0 and the control block,
+ * or -errno with "path: reason" in err.
  */
 int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const argv[],
 		  char *const envp[], struct ulp_cb **out, char *err, size_t errlen);
-/* Mark a loaded ULP as running in PVAS task `ptask` (NULL: the launching process). */
-void ulp_proc_set_running(struct ulp_cb *cb, void *ptask);
+/* LOADED -> RUNNING in PVAS task `ptask` (NULL: the launching process); -EINVAL otherwise. */
+int ulp_proc_set_running(struct ulp_cb *cb, void *ptask);
+/* RUNNING -> LOADED for a ULP that never ran (its task could not be started). */
+void ulp_proc_unstart(struct ulp_cb *cb);
+/* Queue a LOADED ULP on ulp_rt (call from inside the runtime); -EINVAL when not LOADED. */
+int ulp_proc_start(struct ulp_cb *cb);
+/* Wait for a started ULP to end (from a runtime thread); -EINVAL when not started. */
+int ulp_proc_wait(struct ulp_cb *cb);
+/* Give the partition back (LOADED, ZOMBIE, or RUNNING in a task that died). A RUNNING one is
+ * waited for until its exit path is done with it, unless gone(arg) says its task died. */
+void ulp_proc_release(struct ulp_cb *cb, int (*gone)(void *arg), void *arg);
+/* End the calling ULP (from its own context): exit status, or the signal that killed it. */
+void ulp_proc_exit(struct ulp_cb *cb, int status, int sig) __attribute__((noreturn));
+/* Where the fault that is about to end the calling ULP happened. */
+void ulp_proc_set_fault(struct ulp_cb *cb, uintptr_t addr, uintptr_t pc);
+/* Every RUNNING ULP of PVAS task `task`, which died of sig: ZOMBIE, killed by sig. */
+void ulp_proc_kill_task(struct pvas_region *r, void *task, int sig);
+
+/* Lookups, no partition scanned. find: the ULP of partition pvid once loaded: its state, and its
+ * control block in *out; -ESRCH for a free (or claimed) partition, -EINVAL out of range. next:
+ * the first partition after `after` that is not FREE (zombies: that is ZOMBIE), or -1. task: the
+ * PVAS task a ULP runs in. */
+int ulp_proc_find(struct pvas_region *r, int pvid, struct ulp_cb **out);
+int ulp_proc_next(struct pvas_region *r, int after, int zombies);
+void *ulp_proc_task(const struct ulp_cb *cb);
+/* ULPs of PVAS task `task` that have not ended. */
+unsigned ulp_proc_count_task(struct pvas_region *r, void *task);
+
 /* Hooks for a scheduler instance that runs ULPs started with ulp_proc_start (ulp_rt: set them
  * with ulp_sched_set_hooks before ulp_init): the trap's per-worker set-up, the ULP exit path. */
 const struct ulp_sched_hooks *ulp_proc_sched_hooks(void);
-/* The exit path of a ULP's task (for a task_exit hook): marks it ended, wakes its waiter, and
- * then stops touching it (the partition may go right after). Drops no scheduler reference. */
+/* The exit path of a ULP's task (for a task_exit hook): RUNNING -> ZOMBIE, its waiter woken; it
+ * stops touching the control block (the partition may go right after). Drops no reference. */
 void ulp_proc_exited(struct ulp_task *t);
-/* Queue a loaded ULP on the scheduler (call from inside the runtime). */
-int ulp_proc_start(struct ulp_cb *cb);
-/* Wait for the ULP to end (from a runtime thread); the status stays in the control block. */
-int ulp_proc_wait(struct ulp_cb *cb);
-/* Give the partition back (after it ended, was never started, or its task died). If it ended,
- * wait until its exit path is done with it, unless gone(arg) says the task running it died. */
-void ulp_proc_release(struct ulp_cb *cb, int (*gone)(void *arg), void *arg);
+/* Serve pvas_ulp_exec for the ULPs of r (the host registers it). */
+void ulp_proc_set_exec(struct pvas_region *r, ulp_exec_fn fn);
 /* Wait-status-like code: exit status, or 128 + signal. */
 int ulp_proc_exit_code(const struct ulp_cb *cb);
 /* One line describing how it ended ("exited with status 3", "killed by SIGSEGV at 0x..."). */

@@ -17,11 +17,9 @@ void ulp_sys_end(struct ulp_cb *cb, int status, int sig)
 	if (ulp_sys_in_child()) /* a fork child is a process: it ends as one */
 		ulp_sys_die(status, sig);
 
-	cb->exit_status = status & 0xff;
-	cb->term_sig = sig;
 	/* The program may have blocked signals (abort does): the worker must not keep that. */
 	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, ULP_KSIGSET_SIZE, 0, 0);
-	ulp_task_exit(&cb->task, NULL);
+	ulp_proc_exit(cb, status, sig);
 }
 
 /* End the calling process as the kernel would: by sig's default action, or exit_group(status). */

@@ -78,8 +78,7 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 	struct sigaction dfl;
 
 	if (cb && cb->magic == ULP_CB_MAGIC) {
-		cb->fault_addr = (uintptr_t)si->si_addr;
-		cb->fault_pc = ulp_arch_trap_pc(ucv);
+		ulp_proc_set_fault(cb, (uintptr_t)si->si_addr, ulp_arch_trap_pc(ucv));
 		ulp_sys_end(cb, 0, sig);
 	}
 	/* A fault of the runtime or of a host thread: crash as the process would. */

@@ -5,6 +5,7 @@
  * else (trap, scheduler, tasks) is shared with the user backend. The launching process owns the
  * partitions, so the module frees them all if it dies.
  */
+#include "backend.h"
 #include "proc.h"
 
 #include <errno.h>
@@ -19,7 +20,9 @@
 _Static_assert(ULP_CB_SIZE == PVAS_CB_SIZE, "the module leaves the control block alone");
 _Static_assert(ULP_AT_PVAS_CB >= PVAS_AUX_PRIVATE_MIN, "a private auxv type");
 
-int ulp_kmod_open(struct pvas_region *r)
+static void kmod_release(struct ulp_cb *cb);
+
+static int kmod_open(struct pvas_region *r)
 {
 	struct pvas_create c;
 	int dev, fd;
@@ -43,19 +46,19 @@ int ulp_kmod_open(struct pvas_region *r)
 	close(dev);
 	if (c.count < r->nparts)
 		r->nparts = c.count;
-	r->kfd = fd;
+	r->backend_fd = fd;
 	return 0;
 }
 
-void ulp_kmod_close(struct pvas_region *r)
+static void kmod_close(struct pvas_region *r)
 {
-	if (r->kfd >= 0)
-		close(r->kfd);
-	r->kfd = -1;
+	if (r->backend_fd >= 0)
+		close(r->backend_fd);
+	r->backend_fd = -1;
 }
 
-int ulp_kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
-		  char *err, size_t errlen)
+static int kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
+		     char *err, size_t errlen)
 {
 	struct pvas_region *r = cb->region;
 	struct pvas_attach a;
@@ -66,7 +69,7 @@ int ulp_kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char 
 	a.version = PVAS_ABI_VERSION;
 	a.size = sizeof(a);
 	a.pvid = (uint32_t)cb->pvid;
-	if (ioctl(r->kfd, PVAS_IOC_ATTACH, &a) != 0) {
+	if (ioctl(r->backend_fd, PVAS_IOC_ATTACH, &a) != 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: /dev/pvas: claiming partition %d: %s", path, cb->pvid,
 			 strerror(-rc));
@@ -81,14 +84,14 @@ int ulp_kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char 
 	l.envp = (uintptr_t)envp;
 	l.aux_type = ULP_AT_PVAS_CB;
 	l.aux_val = (uintptr_t)cb;
-	if (ioctl(r->kfd, PVAS_IOC_LOAD, &l) != 0) {
+	if (ioctl(r->backend_fd, PVAS_IOC_LOAD, &l) != 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s%s", path, strerror(-rc),
 			 rc == -ENOEXEC	 ? " (not an x86_64 position-independent executable; "
 					   "rebuild with -fPIE -pie)"
 			 : rc == -EACCES ? " (the module checks exec and read permission, noexec)"
 					 : "");
-		ulp_kmod_release(cb);
+		kmod_release(cb);
 		return rc;
 	}
 	cb->entry = l.entry;
@@ -99,7 +102,7 @@ int ulp_kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char 
 	return 0;
 }
 
-void ulp_kmod_release(struct ulp_cb *cb)
+static void kmod_release(struct ulp_cb *cb)
 {
 	struct pvas_release rel;
 
@@ -107,5 +110,13 @@ void ulp_kmod_release(struct ulp_cb *cb)
 	rel.version = PVAS_ABI_VERSION;
 	rel.size = sizeof(rel);
 	rel.pvid = (uint32_t)cb->pvid;
-	ioctl(cb->region->kfd, PVAS_IOC_RELEASE, &rel);
+	ioctl(cb->region->backend_fd, PVAS_IOC_RELEASE, &rel);
 }
+
+const struct ulp_backend_ops ulp_backend_kmod = {
+    .name = "kmod",
+    .open = kmod_open,
+    .close = kmod_close,
+    .load = kmod_load,
+    .release = kmod_release,
+};

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Backends: how a region's partitions are claimed and programs loaded into them. The process
+ * object (proc.c) calls these and nothing else of a backend; a backend calls back into no layer
+ * above it. Both place a program by the one partition layout of include/uapi/pvas_ioctl.h.
+ *
+ *   user (backend_user.c): libulp's loader (loader/) in this process; the default.
+ *   kmod (backend_kmod.c): /dev/pvas owns the partitions (freed if this process dies) and loads
+ *                          programs in the kernel, with execve's permission checks.
+ */
+#ifndef ULP_KERNEL_BACKEND_H
+#define ULP_KERNEL_BACKEND_H
+
+#include <stddef.h>
+
+struct pvas_region;
+struct ulp_cb;
+
+struct ulp_backend_ops {
+	const char *name;
+	/* Attach the backend to a region that has no ULP yet: 0 or -errno. */
+	int (*open)(struct pvas_region *r);
+	void (*close)(struct pvas_region *r);
+	/* Load path into cb's partition (control block mapped, pvid, region and part_lo/hi set):
+	 * entry, sp, brk and mmap areas filled in. 0, or -errno with "path: reason" in err; a
+	 * failed load holds nothing of the backend's. */
+	int (*load)(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
+		    char *err, size_t errlen);
+	/* The partition of a successful load is given back. */
+	void (*release)(struct ulp_cb *cb);
+};
+
+extern const struct ulp_backend_ops ulp_backend_user, ulp_backend_kmod;
+
+#endif
