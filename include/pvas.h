@@ -35,9 +35,9 @@ typedef int pvd_t; /* a PVAS address space descriptor */
 #define PVAS_BACKEND_USER 1
 #define PVAS_BACKEND_KMOD 2
 
-/* Partition sizes: a power of two in [PVAS_PARTITION_MIN, PVAS_PARTITION_MAX]. The smallest is
- * the smallest layout that loads a program: the 64 KiB control block and the stack (S/8, at most
- * 8 MiB) must leave room for the program below S/8. */
+/* Partition sizes: a power of two in [PVAS_PARTITION_MIN, PVAS_PARTITION_MAX]. In a partition of
+ * S the program lies between the 64 KiB control block plus the stack (S/32, at most 8 MiB) and S/8
+ * (the layout of include/uapi/pvas_ioctl.h): the smallest leaves a program nearly 12 MiB. */
 #define PVAS_PARTITION_MIN (128ull << 20)
 #define PVAS_PARTITION_MAX (64ull << 40) /* the whole region: one partition */
 

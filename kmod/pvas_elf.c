@@ -352,8 +352,8 @@ void pvas_loader_free(struct pvas_loader *ld)
  */
 struct pvas_loader *pvas_loader_prepare(const struct pvas_load_req *req)
 {
-	u64 half = req->size / 2;
-	u64 stack = pvas_stack_size(req->size);
+	u64 size = req->size;
+	u64 stack = pvas_stack_size(size);
 	struct pvas_loader *ld;
 	int err;
 
@@ -374,7 +374,8 @@ struct pvas_loader *pvas_loader_prepare(const struct pvas_load_req *req)
 	if (err)
 		goto fail;
 	err = -EFBIG;
-	if (ld->prog.hi - ld->prog.lo > half - PVAS_CB_SIZE)
+	if (ld->prog.hi - ld->prog.lo >
+	    PVAS_LAYOUT_IMAGE_END(size) - PVAS_LAYOUT_IMAGE(size))
 		goto fail;
 	if (ld->prog.interp) {
 		err = pvas_image_open(&ld->interp, ld->prog.interp, false,
@@ -384,7 +385,8 @@ struct pvas_loader *pvas_loader_prepare(const struct pvas_load_req *req)
 		if (err)
 			goto fail;
 		err = -EFBIG;
-		if (ld->interp.hi - ld->interp.lo > half - stack)
+		if (ld->interp.hi - ld->interp.lo >
+		    PVAS_LAYOUT_MMAP(size) - PVAS_LAYOUT_INTERP(size))
 			goto fail;
 	}
 	return ld;
@@ -398,30 +400,31 @@ static int pvas_loader_layout(struct pvas_loader *ld,
 			      struct pvas_load_result *res)
 {
 	const struct pvas_load_req *req = &ld->req;
-	u64 stack = pvas_stack_size(req->size);
-	u64 top = req->start + req->size;
+	u64 size = req->size;
+	u64 top = req->start + PVAS_LAYOUT_IMAGE(size); /* of the stack area */
 	struct pvas_auxv_info ai;
 	int err;
 
-	res->load_bias = req->start + PVAS_CB_SIZE - ld->prog.lo;
+	res->load_bias = req->start + PVAS_LAYOUT_IMAGE(size) - ld->prog.lo;
 	err = pvas_image_map(&ld->prog, res->load_bias);
 	if (err)
 		return err;
 	res->prog_entry = res->load_bias + ld->prog.eh.e_entry;
 	res->entry = res->prog_entry;
 	res->interp_bias = 0;
-	res->mmap_start = req->start + req->size / 2;
+	res->mmap_start = req->start + PVAS_LAYOUT_MMAP(size);
 	if (ld->interp.file) {
-		res->interp_bias = req->start + req->size / 2 - ld->interp.lo;
+		res->interp_bias =
+			req->start + PVAS_LAYOUT_INTERP(size) - ld->interp.lo;
 		err = pvas_image_map(&ld->interp, res->interp_bias);
 		if (err)
 			return err;
 		res->entry = res->interp_bias + ld->interp.eh.e_entry;
-		res->mmap_start = res->interp_bias + ld->interp.hi;
 	}
 	res->brk_start = res->load_bias + ld->prog.hi;
-	res->brk_limit = req->start + req->size / 2;
-	res->stack_low = top - stack + PAGE_SIZE;
+	res->brk_limit = req->start + PVAS_LAYOUT_BRK_END(size);
+	/* The stack area's lowest page stays PROT_NONE: the guard. */
+	res->stack_low = req->start + PVAS_LAYOUT_STACK(size) + PAGE_SIZE;
 	err = pvas_mmap(NULL, res->stack_low, top - res->stack_low,
 			PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_STACK, 0);
 	if (err)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pvas initial stack: argv/envp strings copied in from the caller, then
- * written with an auxiliary vector at the top of the partition, in the
+ * written with an auxiliary vector at the top of the stack area, in the
  * System V layout execve(2) produces:
  *
  *   sp -> argc, argv[0..argc-1], NULL, envp[..], NULL, auxv pairs, AT_NULL

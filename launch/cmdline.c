@@ -57,11 +57,11 @@ size_t cmd_partition_size(const char *tool, const char *s)
 	if (v & (v - 1))
 		goto bad;
 	if (v < PVAS_PARTITION_MIN) {
-		fprintf(
-		    stderr,
-		    "%s: --partition-size: '%s' is too small: a partition holds a 64k control "
-		    "block, an 8m stack and the program below 1/8 of it; the smallest is %llum\n",
-		    tool, s, PVAS_PARTITION_MIN >> 20);
+		fprintf(stderr,
+			"%s: --partition-size: '%s' is too small: a partition holds a 64k control "
+			"block, its stack (1/32) and the program below 1/8 of it; the smallest is "
+			"%llum\n",
+			tool, s, PVAS_PARTITION_MIN >> 20);
 		exit(2);
 	}
 	if (v > PVAS_PARTITION_MAX)

@@ -30,14 +30,21 @@
  *   Releasing a partition does not unmap it: its memory stays as it was
  *   until the next PVAS_IOC_LOAD resets it.
  *
- * Partition layout (offsets from the partition start; mirrors the user
- * backend):
+ * Partition layout: one for both backends (libulp's user-space loader
+ * uses the same macros, below). Offsets from the partition start, S the
+ * partition size:
  *
- *   [0, PVAS_CB_SIZE)                 control block, never touched by the module
- *   [PVAS_CB_SIZE, part_size / 2)     program image, then its brk heap
- *   [part_size / 2, ...)              ELF interpreter (ld.so), if any
- *   [part_size - stack_size, part_size)  stack; its lowest page is a guard
- *                                     stack_size = PVAS_STACK_SIZE(part_size)
+ *   [0, PVAS_CB_SIZE)              control block, never touched by the module
+ *   [PVAS_CB_SIZE, ..IMAGE(S))     stack, PVAS_STACK_SIZE(S) bytes; its lowest
+ *                                  page is a guard (it also guards the
+ *                                  control block)
+ *   [..IMAGE(S), S / 8)            program image
+ *   [image end, 3 * S / 16)        its brk heap (..BRK_END(S))
+ *   [3 * S / 16, S / 4)            ELF interpreter (ld.so), if any
+ *   [S / 4, S)                     mmap area (..MMAP(S))
+ *
+ * Everything a small program touches lies in the first quarter of its
+ * partition: it needs few page-table pages, each of which costs a fault.
  *
  * Conventions
  *   Every argument struct starts with version (= PVAS_ABI_VERSION) and size
@@ -57,7 +64,7 @@
 
 #define PVAS_DEVICE		"/dev/pvas"
 #define PVAS_PROC_LIST		"/proc/pvas"
-#define PVAS_ABI_VERSION	1
+#define PVAS_ABI_VERSION	2	/* 2: one partition layout, below */
 
 #define PVAS_PART_SIZE_MIN	(16ULL << 20)	/* 16 MiB */
 #define PVAS_BASE_DEFAULT	0x100000000000ULL	/* 16 TiB */
@@ -66,7 +73,14 @@
 #define PVAS_STACK_SIZE_MAX	(8ULL << 20)	/* 8 MiB */
 /* Stack mapping size of a partition of size s (guard page included). */
 #define PVAS_STACK_SIZE(s) \
-	((s) / 8 < PVAS_STACK_SIZE_MAX ? (s) / 8 : PVAS_STACK_SIZE_MAX)
+	((s) / 32 < PVAS_STACK_SIZE_MAX ? (s) / 32 : PVAS_STACK_SIZE_MAX)
+/* Partition layout (see above): offsets of each area in a partition of s. */
+#define PVAS_LAYOUT_STACK(s)		PVAS_CB_SIZE
+#define PVAS_LAYOUT_IMAGE(s)		(PVAS_CB_SIZE + PVAS_STACK_SIZE(s))
+#define PVAS_LAYOUT_IMAGE_END(s)	((s) / 8)
+#define PVAS_LAYOUT_BRK_END(s)		((s) / 16 * 3)
+#define PVAS_LAYOUT_INTERP(s)		((s) / 16 * 3)
+#define PVAS_LAYOUT_MMAP(s)		((s) / 4)
 
 /* Limits of PVAS_IOC_LOAD. */
 #define PVAS_AUX_PRIVATE_MIN	0x1000	/* extra auxv types start here */
@@ -129,8 +143,8 @@ struct pvas_release {
  * caller: the file is opened with exec permission checks, its PT_LOAD
  * segments (and those of its PT_INTERP) are mapped from the file into the
  * partition, bss is zeroed and a System V initial stack (argc, argv, envp,
- * auxv) is built at the top of the partition. The files must also be
- * readable by the caller (their pages end up in its memory). Set-id bits
+ * auxv) is built at the top of the partition's stack area. The files must
+ * also be readable by the caller (their pages end up in its memory). Set-id bits
  * are ignored (AT_SECURE is 0) and there is no credential or LSM exec
  * transition: the program runs as the caller. argv may be 0 or empty:
  * argc is then 1 with argv[0] = "", as execve does.
@@ -143,9 +157,8 @@ struct pvas_release {
  * the partition's control block this way); a type below
  * PVAS_AUX_PRIVATE_MIN gives -EINVAL, so no standard entry can be forged.
  * To start the program, set rsp = sp, rdx = 0 and jump to entry. The
- * partition's free room for mmap emulation starts at mmap_start (the first
- * page above the interpreter, or part_size / 2 without one) and ends at the
- * stack's guard page.
+ * partition's free room for mmap emulation is [mmap_start, partition end),
+ * mmap_start = PVAS_LAYOUT_MMAP(part_size) from the partition start.
  *
  * Errors: -ENOENT/-ENOTDIR... no such file; -EACCES no exec or read
  * permission, noexec mount or not a regular file; -ENOEXEC not an x86_64
@@ -175,7 +188,7 @@ struct pvas_load {
 	__u64 brk_start;	/* first page after the program image */
 	__u64 brk_limit;	/* the brk heap may grow up to here */
 	__u64 stack_low;	/* lowest usable stack byte (above the guard) */
-	__u64 mmap_start;	/* [mmap_start, stack guard) is free */
+	__u64 mmap_start;	/* [mmap_start, partition end) is free */
 	__u64 out_reserved[3];	/* written as zero */
 };
 

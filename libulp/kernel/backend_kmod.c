@@ -98,7 +98,7 @@ static int kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], ch
 	cb->sp = l.sp;
 	cb->brk_start = cb->brk_cur = cb->brk_mapped = l.brk_start;
 	cb->brk_max = l.brk_limit;
-	ulp_mm_init(cb, l.mmap_start, l.stack_low - (uintptr_t)sysconf(_SC_PAGESIZE));
+	ulp_mm_init(cb, l.mmap_start, cb->part_hi); /* the layout: the mmap area runs to the end */
 	return 0;
 }
 

@@ -22,11 +22,11 @@ static void user_close(struct pvas_region *r)
 }
 
 /*
- * Layout (S = partition size): [0, 64K) control block; the stack right above it (its guard page
- * protects the control block); the program, then its brk heap, up to 3S/16; the interpreter at
- * 3S/16; the mmap area from S/4 up, handed out bottom-up. Everything a small program touches sits
- * in the partition's first S/4, so it needs few page-table pages: each new one costs a fault
- * (~85 us on the development VM, bench/ulp_spawn.c) and 4 KiB per ULP.
+ * The layout of include/uapi/pvas_ioctl.h (S = partition size): control block, stack (its guard
+ * page protects the control block), program and brk heap up to 3S/16, interpreter, mmap area
+ * from S/4 up, handed out bottom-up. Everything a small program touches sits in the partition's
+ * first S/4, so it needs few page-table pages: each new one costs a fault (~85 us on the
+ * development VM, bench/ulp_spawn.c) and 4 KiB per ULP.
  */
 static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
 		     char *err, size_t errlen)
@@ -42,12 +42,12 @@ static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], ch
 	req.path = path;
 	req.argv = argv;
 	req.envp = envp;
-	req.stack_lo = lo + ULP_CB_SIZE;
-	req.stack_hi = req.stack_lo + (size / 8 < (8u << 20) ? size / 8 : (8u << 20));
-	req.image_base = req.stack_hi;
-	req.image_limit = lo + size / 8;
-	req.interp_base = lo + size * 3 / 16;
-	req.interp_limit = lo + size / 4;
+	req.stack_lo = lo + PVAS_LAYOUT_STACK(size);
+	req.stack_hi = lo + PVAS_LAYOUT_IMAGE(size);
+	req.image_base = lo + PVAS_LAYOUT_IMAGE(size);
+	req.image_limit = lo + PVAS_LAYOUT_IMAGE_END(size);
+	req.interp_base = lo + PVAS_LAYOUT_INTERP(size);
+	req.interp_limit = lo + PVAS_LAYOUT_MMAP(size);
 	aux[0][0] = ULP_AT_PVAS_CB;
 	aux[0][1] = (uint64_t)(uintptr_t)cb;
 	req.extra_auxv = (const uint64_t(*)[2])aux;
@@ -58,8 +58,8 @@ static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], ch
 	cb->entry = img.entry;
 	cb->sp = img.sp;
 	cb->brk_start = cb->brk_cur = cb->brk_mapped = img.brk_start;
-	cb->brk_max = req.interp_base;
-	ulp_mm_init(cb, req.interp_limit, cb->part_hi);
+	cb->brk_max = lo + PVAS_LAYOUT_BRK_END(size);
+	ulp_mm_init(cb, lo + PVAS_LAYOUT_MMAP(size), cb->part_hi);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "pvas.h"
 #include "uapi/pvas_cb.h"
+#include "uapi/pvas_ioctl.h"
 #include "ulp_sched.h"
 
 #define ULP_CB_MAGIC PVAS_CB_MAGIC
@@ -21,12 +22,12 @@
 #define ULP_DEFAULT_BASE 0x100000000000ull /* 16 TiB */
 #define ULP_DEFAULT_REGION (64ull << 40)   /* 64 TiB */
 #define ULP_DEFAULT_PARTITION (4ull << 30) /* 4 GiB */
-/* The smallest partition whose layout (ulp_proc_load) leaves room for a program: below S/8 sit
- * the control block and a stack of min(S/8, 8 MiB); at 64 MiB and less nothing is left. */
+/* The smallest partition the API takes. The layout (include/uapi/pvas_ioctl.h) leaves a program
+ * the room between the control block plus the stack (S/32) and S/8: nearly 12 MiB at 128 MiB. */
 #define ULP_MIN_PARTITION PVAS_PARTITION_MIN
-_Static_assert(ULP_MIN_PARTITION / 8 > ULP_CB_SIZE + (8u << 20) &&
-		   ULP_MIN_PARTITION / 16 <= ULP_CB_SIZE + (8u << 20),
-	       "ULP_MIN_PARTITION is the smallest power of two with an image area");
+_Static_assert(PVAS_LAYOUT_IMAGE_END(ULP_MIN_PARTITION) >=
+		   PVAS_LAYOUT_IMAGE(ULP_MIN_PARTITION) + (11u << 20),
+	       "the smallest partition leaves a program nearly 12 MiB");
 #define ULP_MAX_KIDS 256 /* child processes of one ULP not yet waited for */
 
 /*

@@ -62,15 +62,17 @@ static int run_loaded(const char *prog, char *const argv[], char *out, size_t ou
 			_exit(100);
 		}
 		/* Results describe the layout of the ABI header. */
-		if (l.load_bias != START + PVAS_CB_SIZE || l.prog_entry < l.load_bias ||
-		    l.brk_start <= l.load_bias || l.brk_limit != START + T_PART / 2 ||
-		    l.stack_low != START + T_PART - PVAS_STACK_SIZE(T_PART) + 4096 ||
-		    l.sp < l.stack_low || l.sp >= START + T_PART || (l.sp & 15) ||
-		    (l.interp_bias && (l.interp_bias < START + T_PART / 2 ||
+		if (l.load_bias != START + PVAS_LAYOUT_IMAGE(T_PART) || l.prog_entry < l.load_bias ||
+		    l.brk_start <= l.load_bias || l.brk_start > START + PVAS_LAYOUT_IMAGE_END(T_PART) ||
+		    l.brk_limit != START + PVAS_LAYOUT_BRK_END(T_PART) ||
+		    l.stack_low != START + PVAS_LAYOUT_STACK(T_PART) + 4096 ||
+		    l.sp < l.stack_low || l.sp >= START + PVAS_LAYOUT_IMAGE(T_PART) || (l.sp & 15) ||
+		    (l.interp_bias && (l.interp_bias < START + PVAS_LAYOUT_INTERP(T_PART) ||
+				       l.interp_bias >= START + PVAS_LAYOUT_MMAP(T_PART) ||
 				       l.entry < l.interp_bias)) ||
 		    (!l.interp_bias && l.entry != l.prog_entry) ||
-		    l.mmap_start < START + T_PART / 2 || l.mmap_start >= l.stack_low ||
-		    (l.mmap_start & 4095) || (l.interp_bias && l.mmap_start <= l.entry) ||
+		    l.mmap_start != START + PVAS_LAYOUT_MMAP(T_PART) ||
+		    (l.interp_bias && l.mmap_start <= l.entry) ||
 		    l.out_reserved[0] || l.out_reserved[2]) {
 			fprintf(stderr, "load %s: unexpected layout\n", prog);
 			_exit(101);

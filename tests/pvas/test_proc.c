@@ -117,6 +117,33 @@ static void a_zombie_is_waited_for_at_once_and_keeps_its_status(void **state)
 	pvas_region_destroy(r);
 }
 
+/* The one partition layout (include/uapi/pvas_ioctl.h), in the smallest partition the API takes:
+ * brk heap to 3/16, mmap area from 1/4, the program below; and a program runs there. */
+static void the_smallest_partition_follows_the_one_layout(void **state)
+{
+	char *argv[] = {probe, "exit", "7", NULL};
+	struct pvas_attr pa = {.partition_size = PVAS_PARTITION_MIN};
+	struct pvas_task_attr ta = {.workers = 1};
+	size_t s = pa.partition_size;
+	struct pvas_region *r;
+	struct ulp_cb *cb;
+	pvd_t pvd;
+	int st;
+
+	assert_int_equal(pvas_region_create(&r, 0, 0, s), 0);
+	assert_int_equal(ulp_proc_load(r, 2, probe, argv, env0, &cb, err, sizeof(err)), 0);
+	assert_true(cb->brk_max == cb->part_lo + s / 16 * 3 && cb->mmap_lo == cb->part_lo + s / 4);
+	assert_true(cb->entry > cb->part_lo && cb->entry < cb->part_lo + s / 4);
+	ulp_proc_release(cb, NULL, NULL);
+	pvas_region_destroy(r);
+	/* and it runs there */
+	assert_int_equal(pvas_create_attr(&pvd, &pa), 0);
+	assert_true(pvas_spawn_attr(pvd, 2, probe, argv, env0, &ta) > 0);
+	assert_int_equal(pvas_wait(pvd, 2, &st), 2);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+	assert_int_equal(pvas_destroy(pvd), 0);
+}
+
 /* Through the pvas_* API: a ULP that ended is waited for with its status, after which its pvid
  * is free: stats and a second wait find nothing. */
 static void pvas_wait_on_a_zombie_then_its_pvid_is_free(void **state)
@@ -153,6 +180,7 @@ int main(void)
 	    cmocka_unit_test(lookups_of_a_free_pvid_give_esrch),
 	    cmocka_unit_test(release_of_a_never_started_ulp_frees_its_partition),
 	    cmocka_unit_test(a_zombie_is_waited_for_at_once_and_keeps_its_status),
+	    cmocka_unit_test(the_smallest_partition_follows_the_one_layout),
 	    cmocka_unit_test(pvas_wait_on_a_zombie_then_its_pvid_is_free),
 	};
 
