@@ -18,6 +18,12 @@ ifeq ($(ARCH),x86_64)
 LIBULP_PVAS_SRCS := $(wildcard libulp/kernel/*.c libulp/host/*.c) $(LIBULP_ARCH_SYS_SRCS)
 LIBULP_PVAS_OBJS := $(patsubst %,$(O)/%.o,$(basename $(LIBULP_PVAS_SRCS)))
 $(LIBULP_PVAS_OBJS): CPPFLAGS += -Iloader -Ilibulp/kernel -Ilibulp/host
+ifeq ($(SAN),1)
+# kernel/ runs in the syscall trap and on ULP ends with a ULP's TLS loaded; ASan puts a call to
+# __asan_handle_no_return before each noreturn call (ending a ULP), and that reads the thread's
+# TLS: a fault, then the fault handler faults again. UBSan only reads TLS to report (and stop).
+$(filter $(O)/libulp/kernel/%,$(LIBULP_PVAS_OBJS)): SANFLAGS += -fno-sanitize=address
+endif
 
 $(O)/libulp.a: $(LIBULP_CORE_OBJS) $(LIBULP_PVAS_OBJS) $(LOADER_OBJS)
 	$(Q)rm -f $@; $(AR) rcs $@ $^
@@ -27,6 +33,9 @@ endif
 
 # The guest library: linked into programs that run as ULPs (static-pie and PIE alike).
 GUEST_OBJ := $(O)/libulp/guest/pvas_guest.o
+# Never sanitized (SAN=1 is for the runtime): a ULP has no ASan runtime to call into, and the
+# static-pie guests and examples could not link against it.
+$(GUEST_OBJ): SANFLAGS :=
 $(O)/libpvas-guest.a: $(GUEST_OBJ)
 	$(Q)rm -f $@; $(AR) rcs $@ $^
 ALL_TARGETS += $(O)/libpvas-guest.a

@@ -13,8 +13,23 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
+/* ULP_TEST_FILTER=PATTERN runs only the test cases whose names match (cmocka's own filter: '*'
+ * and '?' wildcards): ULP_TEST_FILTER='*barrier*' build/tests/unit/test_sync */
+static inline int ulp__filter(void)
+{
+	const char *f = getenv("ULP_TEST_FILTER");
+
+	if (f && *f)
+		cmocka_set_test_filter(f);
+	return 0;
+}
+#undef cmocka_run_group_tests
+#define cmocka_run_group_tests(t, setup, teardown)                                                 \
+	(ulp__filter(), _cmocka_run_group_tests(#t, t, sizeof(t) / sizeof((t)[0]), setup, teardown))
 #else
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -76,6 +91,10 @@ static inline int ulp__run_tests(const char *group, const struct CMUnitTest *t, 
 	}
 	for (i = 0; i < n; i++) {
 		void *state = group_state;
+		const char *f = getenv("ULP_TEST_FILTER");
+
+		if (f && *f && fnmatch(f, t[i].name, 0) != 0)
+			continue; /* as cmocka_set_test_filter */
 		printf("[ RUN      ] %s\n", t[i].name);
 		fflush(stdout);
 		t[i].fn(&state); /* a failure exits the program */

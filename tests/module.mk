@@ -32,7 +32,7 @@ CHECK_TARGETS += check-units
 # The same unit tests against an ASan+UBSan build of the runtime.
 .PHONY: check-asan
 check-asan:
-	$(Q)$(MAKE) --no-print-directory O=$(O)/asan SAN=1 RESULTS=$(abspath $(RESULTS)) RUN_PREFIX=asan- check-units
+	$(Q)$(call WANT,asan-) $(MAKE) --no-print-directory O=$(O)/asan SAN=1 RESULTS=$(abspath $(RESULTS)) RUN_PREFIX=asan- check-units
 ifeq ($(SAN)$(CROSS),)
 CHECK_TARGETS += check-asan
 endif

@@ -19,8 +19,6 @@
 #define ULP_CB_SIZE (64 * 1024) /* the control block area at offset 0 of a partition */
 #define ULP_AT_PVAS_CB PVAS_AT_CB
 #define ULP_MAX_EXTENTS 1024		   /* free ranges of the mmap area */
-#define ULP_DEFAULT_BASE 0x100000000000ull /* 16 TiB */
-#define ULP_DEFAULT_REGION (64ull << 40)   /* 64 TiB */
 #define ULP_DEFAULT_PARTITION (4ull << 30) /* 4 GiB */
 /* The smallest partition the API takes. The layout (include/uapi/pvas_ioctl.h) leaves a program
  * the room between the control block plus the stack (S/32) and S/8: nearly 12 MiB at 128 MiB. */
@@ -29,6 +27,16 @@ _Static_assert(PVAS_LAYOUT_IMAGE_END(ULP_MIN_PARTITION) >=
 		   PVAS_LAYOUT_IMAGE(ULP_MIN_PARTITION) + (11u << 20),
 	       "the smallest partition leaves a program nearly 12 MiB");
 #define ULP_MAX_KIDS 256 /* child processes of one ULP not yet waited for */
+#ifndef ULP_SANITIZE
+#define ULP_DEFAULT_BASE 0x100000000000ull /* 16 TiB */
+#define ULP_DEFAULT_REGION (64ull << 40)   /* 64 TiB */
+#else
+/* ASan's x86_64 high shadow is [0x02008fff7000, 0x10007fff7fff]: 16 TiB would overlap its top,
+ * and 64 TiB from 32 TiB would reach the PIE executables' 0x55.. area. 32 TiB from 32 TiB
+ * leaves both (and ASan's allocator at 0x6000..) alone; 8192 partitions of 4 GiB. */
+#define ULP_DEFAULT_BASE 0x200000000000ull /* 32 TiB */
+#define ULP_DEFAULT_REGION (32ull << 40)   /* 32 TiB */
+#endif
 
 /*
  * The state of a ULP, one per partition, kept in the region (never unmapped, unlike the control

@@ -14,7 +14,7 @@ CROSS_TRIPLET_sparc64 := sparc64-linux-gnu
 check-cross: $(addprefix check-cross-,$(CROSS_ARCHS))
 
 $(addprefix check-cross-,$(CROSS_ARCHS)): check-cross-%:
-	$(Q)$(MAKE) --no-print-directory O=$(O)/cross-$* ARCH=$* CROSS=$(CROSS_TRIPLET_$*)- \
+	$(Q)$(call WANT,$*-) $(MAKE) --no-print-directory O=$(O)/cross-$* ARCH=$* CROSS=$(CROSS_TRIPLET_$*)- \
 		RESULTS=$(abspath $(RESULTS)) RUN_PREFIX=$*- \
 		QEMU="qemu-$*-static -L /usr/$(CROSS_TRIPLET_$*)" check-units
 

@@ -65,7 +65,7 @@ CHECK_TARGETS += check-loader
 # The loader and its tests again, built with ASan+UBSan (as check-asan does for the unit tests).
 .PHONY: check-loader-asan
 check-loader-asan:
-	$(Q)$(MAKE) --no-print-directory O=$(O)/asan SAN=1 RESULTS=$(abspath $(RESULTS)) \
+	$(Q)$(call WANT,asan-loader-) $(MAKE) --no-print-directory O=$(O)/asan SAN=1 RESULTS=$(abspath $(RESULTS)) \
 		RUN_PREFIX=asan- check-loader
 ifeq ($(SAN),)
 CHECK_TARGETS += check-loader-asan

@@ -1,0 +1,77 @@
+#!/bin/sh
+# make lint: the include rules of docs/layout (README "Layout"). Data flows one way:
+#   tools (ulpexec/, ulpspawn/) -> launch/ -> libulp/host -> libulp/kernel -> libulp/thread
+#   -> libulp/sched -> libulp/arch (and libulp/*.h); loader/ sits below libulp/kernel.
+# A file may include headers of its own folder, of include/ (the public API and uapi/), and of
+# the layers below its own. The tools include only include/ and launch/; the guest library
+# (libulp/guest/, linked into ULPs) only include/ and libulp/*.h. What each file includes is
+# what the compiler says: `$CC -MM` of every source and header, all include folders on the
+# path, so a header name resolves to the file it would resolve to in a build.
+# Usage: mk/lint-layers.sh [CC]; exits 1 and names each offending file and header.
+CC=${1:-${CC:-gcc}}
+cd "$(dirname "$0")/.." || exit 2
+
+# Rank of a folder: lower ranks are lower layers. Same rank, different folder: unrelated,
+# neither may include the other (thread and loader).
+rank() {
+	case "$1" in
+	include/*) echo pub ;;
+	libulp/arch/*) echo 0 ;;
+	libulp/sched/*) echo 1 ;;
+	libulp/thread/* | loader/*) echo 2 ;;
+	libulp/kernel/*) echo 3 ;;
+	libulp/host/*) echo 4 ;;
+	launch/*) echo 5 ;;
+	ulpexec/* | ulpspawn/*) echo tool ;;
+	libulp/guest/*) echo guest ;;
+	libulp/*/*) echo other ;;
+	libulp/*.h) echo 0 ;; # libulp/sys.h and the like: helpers every layer may use
+	*) echo other ;;
+	esac
+}
+folder() {
+	case "$1" in
+	libulp/arch/*) echo libulp/arch ;;
+	libulp/*/*) echo "$1" | cut -d/ -f1-2 ;;
+	libulp/*) echo libulp ;;
+	*) echo "$1" | cut -d/ -f1 ;;
+	esac
+}
+
+bad=0
+files=$(git ls-files 'libulp/*.[ch]' 'loader/*.[ch]' 'launch/*.[ch]' 'ulpexec/*.[ch]' \
+	'ulpspawn/*.[ch]' 2>/dev/null)
+for f in $files; do
+	arch=x86_64
+	case "$f" in libulp/arch/aarch64/* | libulp/arch/sparc64/*) arch=$(echo "$f" | cut -d/ -f3) ;; esac
+	deps=$($CC -MM -x c -D_GNU_SOURCE -D__x86_64__ -Iinclude -Ilibulp -Ilibulp/sched -Ilibulp/arch \
+		-Ilibulp/arch/$arch -Iloader -Ilibulp/kernel -Ilibulp/host -Ilaunch "$f" 2>&1) || {
+		echo "lint-layers: $f: the compiler cannot list its includes:"
+		echo "$deps" | sed 's/^/    /'
+		bad=1
+		continue
+	}
+	from=$(rank "$f")
+	ffold=$(folder "$f")
+	for d in $(echo "$deps" | sed 's/^[^:]*://; s/\\$//' | tr ' ' '\n' | sed -n '/./p'); do
+		d=${d#./}
+		[ "$d" = "$f" ] && continue
+		to=$(rank "$d")
+		dfold=$(folder "$d")
+		[ "$dfold" = "$ffold" ] && continue
+		[ "$to" = pub ] && continue
+		ok=0
+		case "$from" in
+		tool) [ "$to" = 5 ] && ok=1 ;;
+		guest) [ "$dfold" = libulp ] && ok=1 ;;
+		[0-9]) case "$to" in [0-9]) [ "$to" -lt "$from" ] && ok=1 ;; esac ;;
+		esac
+		if [ $ok = 0 ]; then
+			echo "lint-layers: $f includes $d: $ffold may not include $dfold"
+			bad=1
+		fi
+	done
+done
+[ $bad = 1 ] && echo "lint-layers: the rules are at the top of $0"
+[ $bad = 0 ] && echo "lint-layers: include rules hold ($(echo "$files" | wc -w) files)"
+exit $bad
