@@ -27,109 +27,6 @@ uint64_t ulp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- deque ---- */
-
-int ulp_deque_init(struct ulp_deque *d)
-{
-	d->cap = 256;
-	d->buf = ulp_raw_mmap(d->cap * sizeof(*d->buf), 0);
-	d->head = d->tail = 0;
-	atomic_store(&d->size, 0);
-	d->lock = 0;
-	return d->buf ? 0 : -ENOMEM;
-}
-
-static void deque_grow(struct ulp_deque *d)
-{
-	size_t i, n = d->tail - d->head, cap = d->cap * 2;
-	struct ulp_task **buf = ulp_raw_mmap(cap * sizeof(*buf), 0);
-
-	if (!buf) /* out of memory with a full deque: nothing sane is left to do */
-		__builtin_trap();
-	for (i = 0; i < n; i++)
-		buf[i] = d->buf[(d->head + i) & (d->cap - 1)];
-	ulp_raw_munmap(d->buf, d->cap * sizeof(*buf));
-	d->buf = buf;
-	d->cap = cap;
-	d->head = 0;
-	d->tail = n;
-}
-
-void ulp_deque_push_bottom(struct ulp_deque *d, struct ulp_task *t)
-{
-	ulp_spin_lock(&d->lock);
-	if (d->tail - d->head == d->cap)
-		deque_grow(d);
-	d->buf[d->tail++ & (d->cap - 1)] = t;
-	atomic_fetch_add_explicit(&d->size, 1, memory_order_relaxed);
-	ulp_spin_unlock(&d->lock);
-}
-
-void ulp_deque_push_top(struct ulp_deque *d, struct ulp_task *t)
-{
-	ulp_spin_lock(&d->lock);
-	if (d->tail - d->head == d->cap)
-		deque_grow(d);
-	d->buf[--d->head & (d->cap - 1)] = t;
-	atomic_fetch_add_explicit(&d->size, 1, memory_order_relaxed);
-	ulp_spin_unlock(&d->lock);
-}
-
-struct ulp_task *ulp_deque_pop_bottom(struct ulp_deque *d)
-{
-	struct ulp_task *t = NULL;
-
-	if (!atomic_load_explicit(&d->size, memory_order_relaxed))
-		return NULL;
-	ulp_spin_lock(&d->lock);
-	if (d->tail != d->head) {
-		t = d->buf[--d->tail & (d->cap - 1)];
-		atomic_fetch_sub_explicit(&d->size, 1, memory_order_relaxed);
-	}
-	ulp_spin_unlock(&d->lock);
-	return t;
-}
-
-struct ulp_task *ulp_deque_steal_top(struct ulp_deque *d)
-{
-	struct ulp_task *t = NULL;
-
-	if (!atomic_load_explicit(&d->size, memory_order_relaxed))
-		return NULL;
-	if (!ulp_spin_trylock(&d->lock)) /* busy victim: try another one */
-		return NULL;
-	if (d->tail != d->head) {
-		t = d->buf[d->head++ & (d->cap - 1)];
-		atomic_fetch_sub_explicit(&d->size, 1, memory_order_relaxed);
-	}
-	ulp_spin_unlock(&d->lock);
-	return t;
-}
-
-/* Remove t from d if it is there. */
-static int deque_remove(struct ulp_deque *d, struct ulp_task *t)
-{
-	size_t i, mask;
-	int found = 0;
-
-	if (!atomic_load_explicit(&d->size, memory_order_relaxed))
-		return 0;
-	ulp_spin_lock(&d->lock);
-	mask = d->cap - 1;
-	for (i = d->head; i != d->tail; i++) {
-		if (d->buf[i & mask] != t)
-			continue;
-		for (; i + 1 != d->tail; i++)
-			d->buf[i & mask] = d->buf[(i + 1) & mask];
-		d->tail--;
-		atomic_fetch_sub_explicit(&d->size, 1, memory_order_relaxed);
-		found = 1;
-		break;
-	}
-	ulp_spin_unlock(&d->lock);
-	return found;
-}
-
 /* Remove t from w's inbox if it is there (pointer comparisons only). */
 static int inbox_remove(struct ulp_worker *w, struct ulp_task *t)
 {
@@ -150,26 +47,67 @@ static int inbox_remove(struct ulp_worker *w, struct ulp_task *t)
 	return found;
 }
 
+/* Owner only: take t out of w's yield queue. */
+static int yq_remove(struct ulp_worker *w, struct ulp_task *t)
+{
+	struct ulp_task **p, *prev = NULL;
+
+	for (p = &w->yq_head; *p; prev = *p, p = &(*p)->next) {
+		if (*p != t)
+			continue;
+		*p = t->next;
+		if (w->yq_tail == t)
+			w->yq_tail = prev;
+		return 1;
+	}
+	return 0;
+}
+
 int ulp_task_unqueue(struct ulp_runtime *rt, struct ulp_task *t)
 {
+	struct ulp_worker *self = ulp_worker_self();
 	unsigned i;
+	int found;
 
-	/* Ready tasks wait in a deque, or in an inbox (resumed from elsewhere, started by the
-	 * manager); t is dereferenced only once found. */
+	/* Ready tasks wait in an inbox (resumed from elsewhere, started by the manager), in a
+	 * deque, or in their worker's yield queue; t is dereferenced only once found. */
 	for (i = 0; i < rt->nworkers; i++)
 		if (inbox_remove(rt->workers[i], t))
 			return 1;
-	for (i = 0; i < rt->nworkers; i++)
-		if (deque_remove(&rt->workers[i]->dq, t))
+	if (self && self->rt == rt && (yq_remove(self, t) || ulp_deque_remove(&self->dq, t)))
+		return 1;
+	/* Another worker's deque: only announced in the gate (its owner then claims slots by
+	 * exchange), which costs a membarrier, so only where t was just seen. Another worker's
+	 * yield queue is its own: t is found once it moves to that deque or runs. */
+	for (i = 0; i < rt->nworkers; i++) {
+		struct ulp_worker *v = rt->workers[i];
+
+		if (v == self || !ulp_deque_may_hold(&v->dq, t))
+			continue;
+		ulp_gate_enter(&rt->gate);
+		found = ulp_deque_remove(&v->dq, t);
+		ulp_gate_leave(&rt->gate);
+		if (found)
 			return 1;
+	}
 	return 0;
 }
 
 /* ---- waking idle workers ---- */
 
-static void wake_idle(struct ulp_runtime *rt, int all)
+/*
+ * Called after making a task runnable. A worker that may sleep has entered the steal gate first
+ * (membarrier included, deque.h), then counts itself in sleepers, fences and looks for work once
+ * more before it sleeps. So: seeing nobody in the gate, the task we just queued was visible to any
+ * such worker before it looked, and nothing needs waking (no fence: one worker, or all busy).
+ * Otherwise the classic pairing: our fence against the sleeper's, one of us sees the other.
+ */
+static inline void wake_idle(struct ulp_runtime *rt, int all)
 {
-	atomic_thread_fence(memory_order_seq_cst); /* pairs with the sleeper's fence */
+	atomic_signal_fence(memory_order_seq_cst); /* the queueing store before the gate load */
+	if (!ulp_gate_active(&rt->gate))
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) > 0) {
 		atomic_fetch_add(&rt->idle_seq, 1);
 		ulp_raw_futex_wake((uint32_t *)&rt->idle_seq, all ? 0x7fffffff : 1);
@@ -228,7 +166,7 @@ void ulp_task_resume(struct ulp_task *t)
 		return;
 	}
 	if (w && (!t->worker || t->worker->rt == w->rt)) {
-		ulp_deque_push_bottom(&w->dq, t);
+		ulp_deque_push(&w->dq, t);
 		wake_idle(w->rt, 0);
 		return;
 	}
@@ -319,11 +257,60 @@ long ulp_live_count(struct ulp_runtime *rt)
 	return n;
 }
 
-static struct ulp_task *next_ready(struct ulp_worker *w)
+/* The deque is empty: the oldest yielder runs next, the others move into the deque, oldest at
+ * the bottom, where they keep their order and thieves can take them. */
+static struct ulp_task *yq_take(struct ulp_worker *w)
 {
-	struct ulp_task *t = inbox_pop(w);
+	struct ulp_task *t = w->yq_head, *rev = NULL, *n;
 
-	return t ? t : ulp_deque_pop_bottom(&w->dq);
+	if (!t)
+		return NULL;
+	n = t->next;
+	w->yq_head = w->yq_tail = NULL;
+	if (!n)
+		return t;
+	while (n) { /* reverse: the newest is pushed first */
+		struct ulp_task *next = n->next;
+		n->next = rev;
+		rev = n;
+		n = next;
+	}
+	for (; rev; rev = rev->next)
+		ulp_deque_push(&w->dq, rev);
+	wake_idle(w->rt, 0);
+	return t;
+}
+
+static inline struct ulp_task *next_ready(struct ulp_worker *w)
+{
+	struct ulp_task *t;
+
+	if (__builtin_expect(__atomic_load_n(&w->inbox, __ATOMIC_RELAXED) != NULL, 0)) {
+		t = inbox_pop(w);
+		if (t)
+			return t;
+	}
+	t = ulp_deque_pop(&w->dq);
+	return t ? t : yq_take(w);
+}
+
+/* A task that yields goes behind the ready work: into the deque when it is empty (where an idle
+ * worker may take it), else at the end of the yield queue. */
+static void yield_queue(struct ulp_task *t)
+{
+	struct ulp_worker *w = t->worker;
+
+	if (!w->yq_head && !ulp_deque_looks_nonempty(&w->dq)) {
+		ulp_deque_push(&w->dq, t);
+		wake_idle(w->rt, 0);
+		return;
+	}
+	t->next = NULL;
+	if (w->yq_tail)
+		w->yq_tail->next = t;
+	else
+		w->yq_head = t;
+	w->yq_tail = t;
 }
 
 static void nothing(void *arg)
@@ -344,19 +331,16 @@ void ulp_after_unlock(void *spinlock)
 	ulp_spin_unlock(spinlock);
 }
 
-static void after_push_top(void *arg)
+static void after_yield(void *arg)
 {
-	struct ulp_task *t = arg;
-
-	ulp_deque_push_top(&t->worker->dq, t);
-	wake_idle(t->worker->rt, 0);
+	yield_queue(arg);
 }
 
 static void after_push_bottom(void *arg)
 {
 	struct ulp_task *t = arg;
 
-	ulp_deque_push_bottom(&t->worker->dq, t);
+	ulp_deque_push(&t->worker->dq, t);
 	wake_idle(t->worker->rt, 0);
 }
 
@@ -366,26 +350,31 @@ static void after_resume(void *arg)
 }
 
 static struct ulp_task *steal(struct ulp_worker *w);
+static int work_visible(struct ulp_worker *w);
 
 int ulp_task_yield(struct ulp_task *self)
 {
 	struct ulp_worker *w = self->worker;
 	struct ulp_task *next = next_ready(w);
 
-	/* Nothing here: take work from another worker rather than spin on this one. */
-	if (!next && !self->pinned)
+	/* Nothing here: take work from another worker rather than spin on this one. Stealing
+	 * means entering the gate (a membarrier): only when some deque shows work. */
+	if (!next && !self->pinned && w->rt->nworkers > 1 && work_visible(w)) {
+		ulp_gate_enter(&w->rt->gate);
 		next = steal(w);
+		ulp_gate_leave(&w->rt->gate);
+	}
 	if (!next)
 		return 0;
 	self->state = ULP_READY;
-	switch_to(w, self, next, self->pinned ? after_resume : after_push_top, self);
+	switch_to(w, self, next, self->pinned ? after_resume : after_yield, self);
 	return 1;
 }
 
 void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to)
 {
 	self->state = ULP_READY;
-	switch_to(self->worker, self, to, self->pinned ? after_resume : after_push_top, self);
+	switch_to(self->worker, self, to, self->pinned ? after_resume : after_yield, self);
 }
 
 void ulp_task_run_first(struct ulp_task *t)
@@ -396,7 +385,7 @@ void ulp_task_run_first(struct ulp_task *t)
 		/* Help-first: a pinned creator's continuation cannot be stolen, so with work-first
 		 * everything it creates would run on its worker alone. Queue the child instead. */
 		t->state = ULP_READY;
-		ulp_deque_push_bottom(&self->worker->dq, t);
+		ulp_deque_push(&self->worker->dq, t);
 		wake_idle(self->worker->rt, 0);
 		return;
 	}
@@ -460,6 +449,7 @@ void ulp_task_exit(struct ulp_task *self, void *ret)
 
 /* ---- workers ---- */
 
+/* Take a task from another worker's deque. The caller is in the steal gate. */
 static struct ulp_task *steal(struct ulp_worker *w)
 {
 	unsigned i, n = w->rt->nworkers, start;
@@ -475,7 +465,7 @@ static struct ulp_task *steal(struct ulp_worker *w)
 		struct ulp_worker *v = w->rt->workers[(start + i) % n];
 		if (v == w)
 			continue;
-		t = ulp_deque_steal_top(&v->dq);
+		t = ulp_deque_steal(&v->dq);
 		if (t) {
 			w->steals++;
 			return t;
@@ -491,37 +481,59 @@ static int work_visible(struct ulp_worker *w)
 	if (__atomic_load_n(&w->inbox, __ATOMIC_RELAXED))
 		return 1;
 	for (i = 0; i < w->rt->nworkers; i++)
-		if (atomic_load_explicit(&w->rt->workers[i]->dq.size, memory_order_relaxed))
+		if (ulp_deque_looks_nonempty(&w->rt->workers[i]->dq))
 			return 1;
 	return 0;
 }
 
 #define IDLE_SPINS 2000
 
-/* The scheduler loop of worker w, run as w->sched. Returns at shutdown. */
+/*
+ * The scheduler loop of worker w, run as w->sched. Returns at shutdown.
+ *
+ * Idle protocol. A worker out of local work enters the steal gate (deque.h: count + membarrier)
+ * before it steals, and stays there while it spins; it leaves once it has a task. So while every
+ * worker is busy, owners' pops and wake_idle are plain loads and stores. Before sleeping it is in
+ * the gate too (also with one worker), counts itself in sleepers, fences, and looks for work a
+ * last time: a producer either saw the gate empty, and then its task was visible to that look
+ * (the membarrier), or it fences and sees sleepers > 0 and wakes it (wake_idle). futex_wait on
+ * idle_seq read before counting itself closes the window between the look and the sleep.
+ */
 static void sched_loop(struct ulp_worker *w)
 {
 	struct ulp_runtime *rt = w->rt;
 	unsigned spins = 0;
+	int in_gate = 0;
 
 	for (;;) {
 		struct ulp_task *t = next_ready(w);
 
-		if (!t)
+		if (!t && rt->nworkers > 1) {
+			if (!in_gate) {
+				ulp_gate_enter(&rt->gate);
+				in_gate = 1;
+			}
 			t = steal(w);
+		}
 		if (t) {
+			if (in_gate) {
+				ulp_gate_leave(&rt->gate);
+				in_gate = 0;
+			}
 			spins = 0;
 			switch_to(w, &w->sched, t, NULL, NULL);
 			continue;
 		}
 		if (atomic_load(&rt->shutdown))
-			return;
+			break;
 		if (++spins < IDLE_SPINS) {
 			ulp_arch_relax();
 			continue;
 		}
-		/* Sleep. Announce first, then look again, so a producer that pushed before seeing
-		 * the announcement is seen here, and one that pushed after it wakes us. */
+		if (!in_gate) {
+			ulp_gate_enter(&rt->gate);
+			in_gate = 1;
+		}
 		uint32_t seq = atomic_load(&rt->idle_seq);
 		atomic_fetch_add(&rt->sleepers, 1);
 		atomic_thread_fence(memory_order_seq_cst);
@@ -535,6 +547,8 @@ static void sched_loop(struct ulp_worker *w)
 		atomic_fetch_sub(&rt->sleepers, 1);
 		spins = 0;
 	}
+	if (in_gate)
+		ulp_gate_leave(&rt->gate);
 }
 
 static void sched_entry(void *arg)
@@ -584,7 +598,9 @@ int ulp_worker_init(struct ulp_worker *w, unsigned id, struct ulp_runtime *rt)
 	w->sched.pinned = 1;
 	w->sched.home = w;
 	w->sched.worker = w;
-	return ulp_deque_init(&w->dq);
+	if (id == 0) /* the first worker of an instance sets up what they share */
+		ulp_gate_init(&rt->gate, 1);
+	return ulp_deque_init(&w->dq, &rt->gate);
 }
 
 /* Worker 0's scheduler needs a stack of its own: the ulp_init thread keeps its stack. */
@@ -606,7 +622,7 @@ void ulp_worker_destroy(struct ulp_worker *w, size_t sched_stack_size)
 		ulp_raw_munmap(w->altstack, ULP_ALTSTACK_SIZE);
 	if (w->sched_stack)
 		ulp_raw_munmap(w->sched_stack, sched_stack_size);
-	ulp_raw_munmap(w->dq.buf, w->dq.cap * sizeof(*w->dq.buf));
+	ulp_deque_destroy(&w->dq);
 }
 
 void ulp_sched_wake_all(struct ulp_runtime *rt)

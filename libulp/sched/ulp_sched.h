@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "arch.h"
+#include "deque.h"
 #include "ulp.h"
 
 enum ulp_task_kind {
@@ -65,18 +66,6 @@ struct ulp_task {
 #define ULP_JOIN_DONE ((struct ulp_task *)1)
 #define ULP_JOIN_DETACHED ((struct ulp_task *)2)
 
-/* Work-stealing deque: owner pushes/pops at the bottom (LIFO), pushes yielders at the top, thieves
- * take from the top. A short spin lock guards it; it is uncontended except during steals. */
-struct ulp_deque {
-	uint32_t lock;
-	uint32_t pad;
-	struct ulp_task **buf;
-	size_t cap;  /* power of two */
-	size_t head; /* top: index of the oldest task */
-	size_t tail; /* bottom: one past the newest task */
-	_Atomic size_t size;
-};
-
 struct ulp_runtime;
 
 struct ulp_worker {
@@ -88,6 +77,10 @@ struct ulp_worker {
 	uintptr_t host_tls;    /* the kernel thread's own TLS */
 	uintptr_t cur_tls;     /* what the TLS register holds now */
 	struct ulp_deque dq;
+	/* Yielders waiting behind the deque's work, FIFO through task->next. Owner only: a yield
+	 * takes no locked instruction. They move into the deque (stealable) whenever it is empty
+	 * (ulp_sched.c: next_ready, yield_queue). */
+	struct ulp_task *yq_head, *yq_tail;
 	/* tasks that must run on this worker (pinned tasks woken elsewhere), locked list */
 	uint32_t inbox_lock;
 	struct ulp_task *inbox;
@@ -157,7 +150,8 @@ struct ulp_runtime {
 	size_t stack_size;
 	_Atomic int started;
 	_Atomic int shutdown;
-	_Atomic uint32_t idle_seq; /* futex word idle workers sleep on */
+	struct ulp_steal_gate gate; /* workers that steal or remove now (deque.h) */
+	_Atomic uint32_t idle_seq;  /* futex word idle workers sleep on */
 	_Atomic int sleepers;
 	_Atomic long live_tasks; /* references: tasks started from outside the workers, holds */
 	int accounting;		 /* measure cpu_ns per task */
@@ -246,7 +240,7 @@ void ulp_task_suspend(struct ulp_task *self, void (*after)(void *), void *arg);
 int ulp_task_yield(struct ulp_task *self); /* 0 when there was nothing else to run */
 
 /* Switch straight to `to` (which must be READY and not queued: the caller took it from where it
- * was), queueing self at the top of the deque. Used by pvas_ulp_switch. */
+ * was), queueing self behind the ready work as a yield does. Used by pvas_ulp_switch. */
 void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to);
 
 /* End the current task: wake its joiner, release its stack (and descriptor if detached), run
@@ -267,8 +261,9 @@ long ulp_live_count(struct ulp_runtime *rt);
  * waited for already. */
 int ulp_task_wait(struct ulp_task *self, struct ulp_task *t);
 
-/* Take t out of whichever deque of rt holds it (directed switches). 1 when taken. Compares
- * pointers only: t need not be valid memory. */
+/* Take t out of whichever inbox or deque of rt, or the caller's own yield queue, holds it
+ * (directed switches). 1 when taken. Compares pointers only: t need not be valid memory. Another
+ * worker's yield queue is not searched (it is that worker's alone): 0 until t moves on. */
 int ulp_task_unqueue(struct ulp_runtime *rt, struct ulp_task *t);
 
 /* Set the TLS a task runs with (own_tls=1) and load it when t is the running task. */
@@ -292,13 +287,6 @@ void ulp_worker_destroy(struct ulp_worker *w, size_t sched_stack_size);
 void ulp_sched_wake_all(struct ulp_runtime *rt);
 /* First thing a new task does on its own stack (ASan build: finish the fiber switch). */
 void ulp_task_arrive(struct ulp_task *self);
-
-/* Deque (sched.c). */
-int ulp_deque_init(struct ulp_deque *d);
-void ulp_deque_push_bottom(struct ulp_deque *d, struct ulp_task *t);
-void ulp_deque_push_top(struct ulp_deque *d, struct ulp_task *t);
-struct ulp_task *ulp_deque_pop_bottom(struct ulp_deque *d);
-struct ulp_task *ulp_deque_steal_top(struct ulp_deque *d);
 
 /* Spin locks (no futex: they guard a few instructions, never a switch). */
 static inline void ulp_spin_lock(uint32_t *l)
