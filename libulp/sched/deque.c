@@ -116,7 +116,7 @@ static void lock_drop(struct ulp_deque *d)
 
 /* Owner, from push, when full. Under the lock: no thief or remover is reading the old buffer
  * while we copy (one that read its address earlier and waits for the lock re-reads it). */
-struct ulp_dq_buf *ulp_deque_grow(struct ulp_deque *d)
+static struct ulp_dq_buf *grow(struct ulp_deque *d)
 {
 	struct ulp_dq_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed), *n;
 	int64_t i, b = atomic_load_explicit(&d->bottom, memory_order_relaxed), top;
@@ -127,10 +127,10 @@ struct ulp_dq_buf *ulp_deque_grow(struct ulp_deque *d)
 	if (!n) /* out of memory with a full deque: nothing sane is left to do */
 		__builtin_trap();
 	for (i = top; i < b; i++)
-		atomic_store_explicit(&n->slot[i & n->mask],
-				      atomic_load_explicit(&a->slot[i & a->mask],
-							   memory_order_relaxed),
-				      memory_order_relaxed);
+		atomic_store_explicit(
+		    &n->slot[i & n->mask],
+		    atomic_load_explicit(&a->slot[i & a->mask], memory_order_relaxed),
+		    memory_order_relaxed);
 	n->older = a;
 	/* Release: a thief that loads the new address (acquire) sees the copied slots. */
 	atomic_store_explicit(&d->buf, n, memory_order_release);
@@ -138,14 +138,24 @@ struct ulp_dq_buf *ulp_deque_grow(struct ulp_deque *d)
 	return n;
 }
 
+void ulp_deque_push_grow(struct ulp_deque *d, struct ulp_task *t)
+{
+	struct ulp_dq_buf *a = grow(d);
+	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+
+	atomic_store_explicit(&a->slot[b & a->mask], t, memory_order_relaxed);
+	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+}
+
 /*
  * Owner's pop while some worker may be stealing or removing: plain Chase-Lev from the fence on,
- * with slots claimed by exchange (a remover may CAS the same slot to a tombstone). bottom holds
- * b already.
+ * with slots claimed by exchange (a remover may CAS the same slot to a tombstone). bottom was
+ * lowered by ulp_deque_pop_try already.
  */
-struct ulp_task *ulp_deque_pop_fenced(struct ulp_deque *d, int64_t b)
+struct ulp_task *ulp_deque_pop_fenced(struct ulp_deque *d)
 {
 	struct ulp_dq_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);
+	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
 	struct ulp_task *t;
 	int64_t top;
 
@@ -198,9 +208,8 @@ struct ulp_task *ulp_deque_steal(struct ulp_deque *d)
 		t = atomic_load_explicit(&a->slot[top & a->mask], memory_order_relaxed);
 		/* Other thieves and removers wait for the lock: only the owner's pop of this
 		 * same last task can move top under us. */
-		if (!atomic_compare_exchange_strong_explicit(&d->top, &top, top + 1,
-							     memory_order_seq_cst,
-							     memory_order_relaxed)) {
+		if (!atomic_compare_exchange_strong_explicit(
+			&d->top, &top, top + 1, memory_order_seq_cst, memory_order_relaxed)) {
 			t = NULL;
 			break;
 		}

@@ -82,27 +82,45 @@ int ulp_deque_init(struct ulp_deque *d, struct ulp_steal_gate *g);
 void ulp_deque_destroy(struct ulp_deque *d);
 
 /* Out of line parts. */
-struct ulp_dq_buf *ulp_deque_grow(struct ulp_deque *d);
-struct ulp_task *ulp_deque_pop_fenced(struct ulp_deque *d, int64_t b);
+void ulp_deque_push_grow(struct ulp_deque *d, struct ulp_task *t) __attribute__((cold));
+struct ulp_task *ulp_deque_pop_fenced(struct ulp_deque *d);
 
-/* Owner only: push t at the bottom. */
-static inline void ulp_deque_push(struct ulp_deque *d, struct ulp_task *t)
+/* Owner only: is the buffer full? A stale top is smaller than the real one (it only grows): at
+ * worst we grow early, never overwrite a slot a thief may still take. */
+static inline int ulp_deque_full(struct ulp_deque *d)
+{
+	return atomic_load_explicit(&d->bottom, memory_order_relaxed) -
+		   atomic_load_explicit(&d->top, memory_order_relaxed) >
+	       atomic_load_explicit(&d->buf, memory_order_relaxed)->mask;
+}
+
+/* Owner only: push t at the bottom, the buffer known not to be full (callers that keep calls off
+ * their fast path test ulp_deque_full first). */
+static inline void ulp_deque_push_room(struct ulp_deque *d, struct ulp_task *t)
 {
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-	/* A stale top is smaller than the real one (it only grows): at worst we grow early, never
-	 * overwrite a slot a thief may still take. */
-	int64_t top = atomic_load_explicit(&d->top, memory_order_relaxed);
 	struct ulp_dq_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);
 
-	if (b - top > a->mask)
-		a = ulp_deque_grow(d);
 	atomic_store_explicit(&a->slot[b & a->mask], t, memory_order_relaxed);
 	/* Release: whoever reads the new bottom (acquire) sees the slot and the task's fields. */
 	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
 }
 
-/* Owner only: the newest task, or NULL when empty. */
-static inline struct ulp_task *ulp_deque_pop(struct ulp_deque *d)
+/* Owner only: push t at the bottom. */
+static inline void ulp_deque_push(struct ulp_deque *d, struct ulp_task *t)
+{
+	if (__builtin_expect(ulp_deque_full(d), 0))
+		ulp_deque_push_grow(d, t);
+	else
+		ulp_deque_push_room(d, t);
+}
+
+/* What ulp_deque_pop_try returns when a worker may be stealing: finish with pop_fenced. */
+#define ULP_DQ_FENCE ((struct ulp_task *)1)
+
+/* Owner only: the newest task, NULL when empty, or ULP_DQ_FENCE (bottom is lowered already:
+ * call ulp_deque_pop_fenced next). The split keeps callers' fast paths free of calls. */
+static inline struct ulp_task *ulp_deque_pop_try(struct ulp_deque *d)
 {
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed), top;
 	struct ulp_dq_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);
@@ -118,7 +136,7 @@ static inline struct ulp_task *ulp_deque_pop(struct ulp_deque *d)
 		/* Compiler barrier only: the asymmetric half of the Dekker pair (see the top). */
 		atomic_signal_fence(memory_order_seq_cst);
 		if (ulp_gate_active(d->gate))
-			return ulp_deque_pop_fenced(d, b);
+			return ULP_DQ_FENCE;
 		top = atomic_load_explicit(&d->top, memory_order_relaxed);
 		if (top > b) {
 			atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
@@ -129,6 +147,14 @@ static inline struct ulp_task *ulp_deque_pop(struct ulp_deque *d)
 			return t;
 		/* A tombstone (removed task): the next one down. */
 	}
+}
+
+/* Owner only: the newest task, or NULL when empty. */
+static inline struct ulp_task *ulp_deque_pop(struct ulp_deque *d)
+{
+	struct ulp_task *t = ulp_deque_pop_try(d);
+
+	return t == ULP_DQ_FENCE ? ulp_deque_pop_fenced(d) : t;
 }
 
 /* Thief (announced in the gate): the oldest task, or NULL (empty, or the deque is busy with

@@ -102,16 +102,20 @@ int ulp_task_unqueue(struct ulp_runtime *rt, struct ulp_task *t)
  * such worker before it looked, and nothing needs waking (no fence: one worker, or all busy).
  * Otherwise the classic pairing: our fence against the sleeper's, one of us sees the other.
  */
-static inline void wake_idle(struct ulp_runtime *rt, int all)
+static __attribute__((noinline, cold)) void wake_sleepers(struct ulp_runtime *rt, int all)
 {
-	atomic_signal_fence(memory_order_seq_cst); /* the queueing store before the gate load */
-	if (!ulp_gate_active(&rt->gate))
-		return;
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) > 0) {
 		atomic_fetch_add(&rt->idle_seq, 1);
 		ulp_raw_futex_wake((uint32_t *)&rt->idle_seq, all ? 0x7fffffff : 1);
 	}
+}
+
+static inline void wake_idle(struct ulp_runtime *rt, int all)
+{
+	atomic_signal_fence(memory_order_seq_cst); /* the queueing store before the gate load */
+	if (__builtin_expect(ulp_gate_active(&rt->gate) != 0, 0))
+		wake_sleepers(rt, all);
 }
 
 static void inbox_push(struct ulp_worker *w, struct ulp_task *t)
@@ -212,18 +216,43 @@ void ulp_task_arrive(struct ulp_task *self)
 }
 
 /*
- * Switch the worker from `from` (NULL: abandoned) to `to`, loading to's TLS only when it differs
- * from what the register holds. after(arg), when given, runs on to's stack once from is saved.
+ * Switching. The assembly switch saves the callee-saved registers, once; the C around it must not
+ * save them a second time. So the fast path (no TLS write, no accounting) is inlined into its
+ * callers with no call before the switch, and whatever needs a call (the TLS system call,
+ * clock reads, the fenced deque pop, stealing) sits in noinline functions that finish the
+ * operation themselves, switch included: on the fast path nothing is live across a call, and
+ * gcc needs no callee-saved register in these functions.
  */
-static void switch_to(struct ulp_worker *w, struct ulp_task *from, struct ulp_task *to,
-		      ulp_arch_fn after, void *arg)
+static inline __attribute__((always_inline)) void switch_go(struct ulp_worker *w,
+							    struct ulp_task *from,
+							    struct ulp_task *to, ulp_arch_fn after,
+							    void *arg)
 {
-	/* A worker's scheduler loop touches no TLS: switching into it keeps whatever is loaded, so
-	 * a ULP that blocks and is resumed on the same worker costs no TLS write at all (a write
-	 * is a system call without kernel FSGSBASE support: ~3.5 us on the development VM). */
-	uintptr_t tls = to->kind == ULP_TASK_SCHED ? w->cur_tls
-			: to->own_tls		   ? to->tls
-						   : w->host_tls;
+	to->worker = w;
+	to->state = ULP_RUNNING;
+	to->switches++;
+	w->cur = to;
+	san_leave(w, from, to);
+	if (after || !from)
+		ulp_arch_switch_call(from ? &from->ctx : NULL, &to->ctx, after, arg);
+	else
+		ulp_arch_switch(&from->ctx, &to->ctx);
+	san_arrive(from);
+}
+
+/* A worker's scheduler loop touches no TLS: switching into it keeps whatever is loaded, so a ULP
+ * that blocks and is resumed on the same worker costs no TLS write at all (a write is a system
+ * call without kernel FSGSBASE support: ~3.5 us on the development VM). */
+static inline uintptr_t tls_for(struct ulp_worker *w, struct ulp_task *to)
+{
+	return to->kind == ULP_TASK_SCHED ? w->cur_tls : to->own_tls ? to->tls : w->host_tls;
+}
+
+static __attribute__((noinline, cold)) void switch_slow(struct ulp_worker *w, struct ulp_task *from,
+							struct ulp_task *to, ulp_arch_fn after,
+							void *arg)
+{
+	uintptr_t tls = tls_for(w, to);
 
 	if (w->rt->accounting) {
 		uint64_t now = ulp_now_ns();
@@ -231,20 +260,29 @@ static void switch_to(struct ulp_worker *w, struct ulp_task *from, struct ulp_ta
 			from->cpu_ns += now - from->run_start_ns;
 		to->run_start_ns = now;
 	}
-	to->worker = w;
-	to->state = ULP_RUNNING;
-	to->switches++;
-	w->cur = to;
 	if (tls != w->cur_tls) {
 		ulp_arch_tls_set(tls);
 		w->cur_tls = tls;
 	}
-	san_leave(w, from, to);
-	if (after || !from)
-		ulp_arch_switch_call(from ? &from->ctx : NULL, &to->ctx, after, arg);
+	w->slow_switch = w->rt->accounting || w->cur_tls != w->host_tls;
+	switch_go(w, from, to, after, arg);
+}
+
+/*
+ * Switch the worker from `from` (NULL: abandoned) to `to`, loading to's TLS only when it differs
+ * from what the register holds. after(arg), when given, runs on to's stack once from is saved.
+ * Fast path: the host TLS is loaded, no accounting, and `to` has no TLS of its own (a ULT; the
+ * scheduler loop keeps whatever is loaded, the host TLS here).
+ */
+static inline __attribute__((always_inline)) void switch_to(struct ulp_worker *w,
+							    struct ulp_task *from,
+							    struct ulp_task *to, ulp_arch_fn after,
+							    void *arg)
+{
+	if (__builtin_expect(w->slow_switch | to->own_tls, 0))
+		switch_slow(w, from, to, after, arg);
 	else
-		ulp_arch_switch(&from->ctx, &to->ctx);
-	san_arrive(from);
+		switch_go(w, from, to, after, arg);
 }
 
 long ulp_live_count(struct ulp_runtime *rt)
@@ -281,7 +319,7 @@ static struct ulp_task *yq_take(struct ulp_worker *w)
 	return t;
 }
 
-static inline struct ulp_task *next_ready(struct ulp_worker *w)
+static struct ulp_task *next_ready(struct ulp_worker *w)
 {
 	struct ulp_task *t;
 
@@ -295,15 +333,12 @@ static inline struct ulp_task *next_ready(struct ulp_worker *w)
 }
 
 /* A task that yields goes behind the ready work: into the deque when it is empty (where an idle
- * worker may take it), else at the end of the yield queue. */
-static void yield_queue(struct ulp_task *t)
+ * worker may take it), else at the end of the yield queue. 1 when it went into the deque. */
+static inline int yield_queue_put(struct ulp_worker *w, struct ulp_task *t)
 {
-	struct ulp_worker *w = t->worker;
-
 	if (!w->yq_head && !ulp_deque_looks_nonempty(&w->dq)) {
-		ulp_deque_push(&w->dq, t);
-		wake_idle(w->rt, 0);
-		return;
+		ulp_deque_push_room(&w->dq, t); /* empty, even by a stale top: room */
+		return 1;
 	}
 	t->next = NULL;
 	if (w->yq_tail)
@@ -311,6 +346,13 @@ static void yield_queue(struct ulp_task *t)
 	else
 		w->yq_head = t;
 	w->yq_tail = t;
+	return 0;
+}
+
+static inline void yield_queue(struct ulp_worker *w, struct ulp_task *t)
+{
+	if (yield_queue_put(w, t))
+		wake_idle(w->rt, 0);
 }
 
 static void nothing(void *arg)
@@ -333,7 +375,9 @@ void ulp_after_unlock(void *spinlock)
 
 static void after_yield(void *arg)
 {
-	yield_queue(arg);
+	struct ulp_task *t = arg;
+
+	yield_queue(t->worker, t);
 }
 
 static void after_push_bottom(void *arg)
@@ -352,11 +396,31 @@ static void after_resume(void *arg)
 static struct ulp_task *steal(struct ulp_worker *w);
 static int work_visible(struct ulp_worker *w);
 
-int ulp_task_yield(struct ulp_task *self)
+/* Queue self as a yielder and run next. Solo: nobody else can take self from the queues, so it
+ * is queued first and the switch is a plain one; else only once saved (after the switch). */
+static inline __attribute__((always_inline)) void
+yield_switch(struct ulp_worker *w, struct ulp_task *self, struct ulp_task *next)
+{
+	self->state = ULP_READY;
+	if (self->pinned) {
+		switch_to(w, self, next, after_resume, self);
+	} else if (w->solo) {
+		yield_queue_put(w, self); /* nobody to wake: we are the only worker */
+		switch_to(w, self, next, NULL, NULL);
+	} else {
+		switch_to(w, self, next, after_yield, self);
+	}
+}
+
+/* The rest of ulp_task_yield: the inbox, the fenced pop, the yield queue, stealing. */
+static __attribute__((noinline, cold)) int yield_slow(struct ulp_task *self, struct ulp_task *next)
 {
 	struct ulp_worker *w = self->worker;
-	struct ulp_task *next = next_ready(w);
 
+	if (next == ULP_DQ_FENCE)
+		next = ulp_deque_pop_fenced(&w->dq);
+	if (!next)
+		next = next_ready(w);
 	/* Nothing here: take work from another worker rather than spin on this one. Stealing
 	 * means entering the gate (a membarrier): only when some deque shows work. */
 	if (!next && !self->pinned && w->rt->nworkers > 1 && work_visible(w)) {
@@ -366,31 +430,59 @@ int ulp_task_yield(struct ulp_task *self)
 	}
 	if (!next)
 		return 0;
-	self->state = ULP_READY;
-	switch_to(w, self, next, self->pinned ? after_resume : after_yield, self);
+	yield_switch(w, self, next);
+	return 1;
+}
+
+int ulp_task_yield(struct ulp_task *self)
+{
+	struct ulp_worker *w = self->worker;
+	struct ulp_task *next = NULL;
+
+	if (__builtin_expect(!__atomic_load_n(&w->inbox, __ATOMIC_RELAXED), 1))
+		next = ulp_deque_pop_try(&w->dq);
+	if (__builtin_expect(next == NULL || next == ULP_DQ_FENCE, 0))
+		return yield_slow(self, next);
+	yield_switch(w, self, next);
 	return 1;
 }
 
 void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to)
 {
-	self->state = ULP_READY;
-	switch_to(self->worker, self, to, self->pinned ? after_resume : after_yield, self);
+	yield_switch(self->worker, self, to);
 }
 
-void ulp_task_run_first(struct ulp_task *t)
+/* Work-first with a full deque (solo): grow it, off the fast path. */
+static __attribute__((noinline, cold)) void
+run_first_grow(struct ulp_worker *w, struct ulp_task *self, struct ulp_task *t)
 {
-	struct ulp_task *self = ulp_worker_self()->cur;
+	ulp_deque_push(&w->dq, self);
+	switch_to(w, self, t, NULL, NULL);
+}
+
+void ulp_task_run_first(struct ulp_task *self, struct ulp_task *t)
+{
+	struct ulp_worker *w = self->worker;
 
 	if (self->pinned) {
 		/* Help-first: a pinned creator's continuation cannot be stolen, so with work-first
 		 * everything it creates would run on its worker alone. Queue the child instead. */
 		t->state = ULP_READY;
-		ulp_deque_push(&self->worker->dq, t);
-		wake_idle(self->worker->rt, 0);
+		ulp_deque_push(&w->dq, t);
+		wake_idle(w->rt, 0);
 		return;
 	}
 	self->state = ULP_READY;
-	switch_to(self->worker, self, t, after_push_bottom, self);
+	if (w->solo) {
+		if (__builtin_expect(ulp_deque_full(&w->dq), 0)) {
+			run_first_grow(w, self, t);
+			return;
+		}
+		ulp_deque_push_room(&w->dq, self);
+		switch_to(w, self, t, NULL, NULL);
+	} else {
+		switch_to(w, self, t, after_push_bottom, self);
+	}
 }
 
 void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls)
@@ -400,6 +492,7 @@ void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls)
 	if (t->state == ULP_RUNNING && t->worker && t->worker->cur == t) {
 		ulp_arch_tls_set(tls);
 		t->worker->cur_tls = tls;
+		t->worker->slow_switch = 1;
 	}
 }
 
@@ -428,21 +521,55 @@ static void after_exit(void *arg)
 		return;
 	}
 	ulp_live_add(w, -1);
-	/* Last touch of t unless detached: a joiner frees it from here on. */
-	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
+	/* Last touch of t unless detached: a joiner frees it from here on. Solo: a joiner can only
+	 * register from this worker, not now (we are in the middle of a switch). */
+	if (w->solo) {
+		joiner = atomic_load_explicit(&t->joiner, memory_order_relaxed);
+		atomic_store_explicit(&t->joiner, ULP_JOIN_DONE, memory_order_relaxed);
+	} else {
+		joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
+	}
 	if (joiner == ULP_JOIN_DETACHED)
 		ulp_task_free(w, t);
 	else if (joiner)
 		ulp_task_resume(joiner);
 }
 
+/* After a direct hand-over to the joiner: t's joiner is ULP_JOIN_DONE already. */
+static void after_exit_joined(void *arg)
+{
+	struct ulp_task *t = arg;
+	struct ulp_worker *w = t->worker;
+
+	if (t->stack)
+		ulp_stack_free(w, t);
+	ulp_live_add(w, -1);
+}
+
 void ulp_task_exit(struct ulp_task *self, void *ret)
 {
 	struct ulp_worker *w = self->worker;
-	struct ulp_task *next = next_ready(w);
+	struct ulp_task *next, *j;
 
 	self->ret = ret;
 	self->state = ULP_EXITED;
+	/* A joiner that waits already was suspended by its join and only we resume it: switch to
+	 * it directly (the join of a child created from the ulp_init thread would otherwise go
+	 * through the scheduler loop and the inbox: three switches instead of two). */
+	j = self->kind == ULP_TASK_ULP ? NULL
+				       : atomic_load_explicit(&self->joiner, memory_order_acquire);
+	if (j && j != ULP_JOIN_DONE && j != ULP_JOIN_DETACHED && j->worker->rt == w->rt &&
+	    (!j->pinned || j->home == w)) {
+		atomic_store_explicit(&self->joiner, ULP_JOIN_DONE, memory_order_relaxed);
+		j->state = ULP_READY;
+		switch_to(w, NULL, j, after_exit_joined, self);
+		__builtin_unreachable();
+	}
+	next = NULL;
+	if (__builtin_expect(!__atomic_load_n(&w->inbox, __ATOMIC_RELAXED), 1))
+		next = ulp_deque_pop_try(&w->dq);
+	if (__builtin_expect(next == NULL || next == ULP_DQ_FENCE, 0))
+		next = next == ULP_DQ_FENCE ? ulp_deque_pop_fenced(&w->dq) : next_ready(w);
 	switch_to(w, NULL, next ? next : &w->sched, after_exit, self);
 	__builtin_unreachable();
 }
@@ -567,6 +694,7 @@ void ulp_worker_enter(struct ulp_worker *w)
 	ulp_arch_self_set(w);
 	w->host_tls = ulp_arch_tls_get();
 	w->cur_tls = w->host_tls;
+	w->slow_switch = w->rt->accounting != 0;
 	w->tid = (int)ulp_arch_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	if (w->rt->hooks.worker_start)
 		w->rt->hooks.worker_start(w, w->rt->hooks.arg);
@@ -598,6 +726,8 @@ int ulp_worker_init(struct ulp_worker *w, unsigned id, struct ulp_runtime *rt)
 	w->sched.pinned = 1;
 	w->sched.home = w;
 	w->sched.worker = w;
+	w->solo = rt->nworkers == 1;
+	w->page_size = ulp_page_size();
 	if (id == 0) /* the first worker of an instance sets up what they share */
 		ulp_gate_init(&rt->gate, 1);
 	return ulp_deque_init(&w->dq, &rt->gate);

@@ -35,11 +35,14 @@ enum ulp_task_state {
 
 struct ulp_worker;
 
+/*
+ * A task descriptor. The fields above the "--" are those switch, yield, create and join touch
+ * (kept together for the cache); ulp_thread_create sets every field a ULT reads before writing
+ * it (descriptors are recycled without clearing: see ulp_task_alloc).
+ */
 struct ulp_task {
 	ulp_ctx_t ctx;
 	struct ulp_worker *worker; /* the worker running it, or that ran it last */
-	struct ulp_worker *home;   /* for pinned tasks */
-	uintptr_t tls;		   /* TLS register value, used when own_tls */
 	uint8_t own_tls;	   /* 0: runs on the TLS of whatever worker runs it */
 	uint8_t kind;		   /* enum ulp_task_kind */
 	uint8_t detached;
@@ -50,13 +53,16 @@ struct ulp_task {
 	void *(*fn)(void *);
 	void *arg;
 	void *ret;
-	void *stack; /* libulp stack (mapping start, guard page included) or NULL */
+	struct ulp_task *next; /* wait queues, yield queue and free lists */
+	void *stack;	       /* libulp stack (mapping start, guard page included) or NULL */
+	/* -- */
+	uintptr_t tls;		 /* TLS register value, used when own_tls */
+	void **keys;		 /* ULP_KEYS_MAX slots, allocated on first ulp_key_set */
+	void *owner;		 /* the ULP this task belongs to (its control block), or NULL */
+	uint64_t switches;	 /* times switched to */
+	struct ulp_worker *home; /* for pinned tasks */
 	size_t stack_size;
-	struct ulp_task *next; /* wait queues and free lists */
-	void **keys;	       /* ULP_KEYS_MAX slots, allocated on first ulp_key_set */
-	void *owner;	       /* the ULP this task belongs to (its control block), or NULL */
-	uint64_t switches;     /* times switched to */
-	uint64_t cpu_ns;       /* time spent running (when accounting is on) */
+	uint64_t cpu_ns; /* time spent running (when accounting is on) */
 	uint64_t run_start_ns;
 	const void *san_lo; /* stack bounds for the ASan build's fiber annotations */
 	size_t san_size;
@@ -76,6 +82,9 @@ struct ulp_worker {
 	struct ulp_task sched; /* this worker's scheduler loop */
 	uintptr_t host_tls;    /* the kernel thread's own TLS */
 	uintptr_t cur_tls;     /* what the TLS register holds now */
+	/* 0 only while cur_tls == host_tls and accounting is off: then a switch to a task without
+	 * a TLS of its own needs neither a TLS write nor a clock read (the switch's fast path). */
+	int slow_switch;
 	struct ulp_deque dq;
 	/* Yielders waiting behind the deque's work, FIFO through task->next. Owner only: a yield
 	 * takes no locked instruction. They move into the deque (stealable) whenever it is empty
@@ -84,6 +93,11 @@ struct ulp_worker {
 	/* tasks that must run on this worker (pinned tasks woken elsewhere), locked list */
 	uint32_t inbox_lock;
 	struct ulp_task *inbox;
+	/* 1: the only worker of its instance. Nobody else takes tasks from this worker's queues
+	 * or waits on its tasks, so queueing and the join hand-over need no atomic RMW and a task
+	 * may be queued before it is switched away from. */
+	int solo;
+	size_t page_size;	     /* ulp_page_size(), here for the inline stack cache */
 	struct ulp_task *free_tasks; /* descriptor free list */
 	void *free_stacks;	     /* stack free list (linked through the stacks themselves) */
 	unsigned nfree_tasks, nfree_stacks;
@@ -215,9 +229,9 @@ void ulp_task_place(struct ulp_task *t, struct ulp_worker *w);
  * instance; raw system calls only). NULL when out of memory. */
 void *ulp_worker_altstack(struct ulp_worker *w);
 
-/* Run `t` now on the current worker, queueing the current task at the bottom of the deque
- * (work-first creation). A pinned caller (the ulp_init thread) queues t instead (help-first). */
-void ulp_task_run_first(struct ulp_task *t);
+/* Run `t` now on self's worker, queueing self at the bottom of the deque (work-first creation).
+ * A pinned self (the ulp_init thread) queues t instead (help-first). */
+void ulp_task_run_first(struct ulp_task *self, struct ulp_task *t);
 
 /* Make t runnable: queued on the calling worker (or on t's worker when pinned), an idle worker is
  * woken. Safe from any worker and from non-runtime threads. */
@@ -269,12 +283,68 @@ int ulp_task_unqueue(struct ulp_runtime *rt, struct ulp_task *t);
 /* Set the TLS a task runs with (own_tls=1) and load it when t is the running task. */
 void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls);
 
-/* Descriptor and stack management (stack.c). */
-struct ulp_task *ulp_task_alloc(struct ulp_worker *w);
-void ulp_task_free(struct ulp_worker *w, struct ulp_task *t);
-int ulp_stack_alloc(struct ulp_worker *w, struct ulp_task *t);
-void ulp_stack_free(struct ulp_worker *w, struct ulp_task *t);
+/*
+ * Descriptor and stack management: per-worker free lists, the list operations inline (they are
+ * most of create and exit), mapping and unmapping in stack.c.
+ */
+#define ULP_MAX_FREE_STACKS 64 /* per worker; beyond that stacks are unmapped */
+
+struct ulp_task *ulp_task_alloc_slow(struct ulp_worker *w);
+int ulp_stack_alloc_slow(struct ulp_worker *w, struct ulp_task *t);
+void ulp_stack_unmap(struct ulp_task *t);
 void ulp_stacks_drain(struct ulp_worker *w); /* unmap the cached stacks */
+
+/* Not cleared: the creator sets what the task kind needs (ulp_thread_create); fresh descriptors
+ * come zeroed from their mapping. */
+static inline struct ulp_task *ulp_task_alloc(struct ulp_worker *w)
+{
+	struct ulp_task *t = w->free_tasks;
+
+	if (__builtin_expect(!t, 0))
+		return ulp_task_alloc_slow(w);
+	w->free_tasks = t->next;
+	w->nfree_tasks--;
+	return t;
+}
+
+static inline void ulp_task_free(struct ulp_worker *w, struct ulp_task *t)
+{
+	t->next = w->free_tasks;
+	w->free_tasks = t;
+	w->nfree_tasks++;
+}
+
+/* Stacks: [guard page | usable stack]; t->stack is the mapping, t->stack_size its usable part.
+ * A cached stack is linked through its lowest usable word. */
+static inline int ulp_stack_alloc(struct ulp_worker *w, struct ulp_task *t)
+{
+	void **f = (void **)w->free_stacks;
+	size_t page = w->page_size;
+
+	if (__builtin_expect(!f, 0))
+		return ulp_stack_alloc_slow(w, t);
+	w->free_stacks = *f;
+	w->nfree_stacks--;
+	t->stack = (char *)f - page;
+	t->stack_size = w->rt->stack_size;
+	t->san_lo = f;
+	t->san_size = w->rt->stack_size;
+	return 0;
+}
+
+static inline void ulp_stack_free(struct ulp_worker *w, struct ulp_task *t)
+{
+	if (__builtin_expect(w && w->nfree_stacks < ULP_MAX_FREE_STACKS, 1)) {
+		void **f = (void **)((char *)t->stack + w->page_size);
+
+		*f = w->free_stacks;
+		w->free_stacks = f;
+		w->nfree_stacks++;
+	} else {
+		ulp_stack_unmap(t);
+	}
+	t->stack = NULL;
+}
 
 /* Worker set-up (sched.c), internal to libulp/sched: other folders use the instance API. */
 int ulp_worker_init(struct ulp_worker *w, unsigned id, struct ulp_runtime *rt);

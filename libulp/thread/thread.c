@@ -17,7 +17,8 @@ static struct ulp_task *current(void)
 
 static void __attribute__((noreturn)) thread_end(struct ulp_task *self, void *ret)
 {
-	ulp_keys_run_dtors(self);
+	if (self->keys)
+		ulp_keys_run_dtors(self);
 	ulp_task_exit(self, ret);
 }
 
@@ -44,19 +45,25 @@ int ulp_thread_create(ulp_thread_t *out, void *(*fn)(void *), void *arg)
 		ulp_task_free(w, t);
 		return -ENOMEM;
 	}
+	/* Every field a ULT reads before writing it (the descriptor is not cleared). */
 	t->kind = ULP_TASK_ULT;
+	t->pinned = 0;
+	t->detached = 0;
 	t->fn = fn;
 	t->arg = arg;
 	/* Threads created inside a ULP live in that ULP: its TLS, its libc. */
 	t->own_tls = self->own_tls;
 	t->tls = self->tls;
 	t->owner = self->owner;
+	t->keys = NULL;
+	t->switches = 0;
+	t->cpu_ns = 0;
 	atomic_store_explicit(&t->joiner, out ? NULL : ULP_JOIN_DETACHED, memory_order_relaxed);
-	ulp_arch_ctx_init(&t->ctx, (char *)t->stack + ulp_page_size(), t->stack_size, ult_entry, t);
+	ulp_arch_ctx_init(&t->ctx, (char *)t->stack + w->page_size, t->stack_size, ult_entry, t);
 	ulp_live_add(w, 1);
 	if (out)
 		*out = t;
-	ulp_task_run_first(t);
+	ulp_task_run_first(self, t);
 	return 0;
 }
 
@@ -70,6 +77,12 @@ static void after_join(void *arg)
 	struct join_wait *jw = arg;
 	struct ulp_task *expected = NULL;
 
+	/* Solo (the only worker): nothing else can end the target now, a plain check will do. */
+	if (jw->self->worker->solo &&
+	    atomic_load_explicit(&jw->target->joiner, memory_order_relaxed) == NULL) {
+		atomic_store_explicit(&jw->target->joiner, jw->self, memory_order_relaxed);
+		return;
+	}
 	if (!atomic_compare_exchange_strong(&jw->target->joiner, &expected, jw->self))
 		ulp_task_resume(jw->self); /* ULP_JOIN_DONE: it ended, go on */
 }
@@ -97,9 +110,12 @@ int ulp_thread_join(ulp_thread_t t, void **ret)
 
 	if (!self || !t || t->kind != ULP_TASK_ULT)
 		return t == self && t ? -EDEADLK : -EINVAL;
-	rc = ulp_task_wait(self, t);
-	if (rc)
-		return rc;
+	/* Ended already (work-first: the usual case): nothing to wait for. */
+	if (atomic_load_explicit(&t->joiner, memory_order_acquire) != ULP_JOIN_DONE) {
+		rc = ulp_task_wait(self, t);
+		if (rc)
+			return rc;
+	}
 	if (ret)
 		*ret = t->ret;
 	ulp_task_free(self->worker, t);

@@ -93,9 +93,11 @@ void ulp_arch_ctx_init(ulp_ctx_t *ctx, void *lo, size_t size, ulp_arch_fn entry,
 	uint16_t fcw;
 
 	__asm__ volatile("stmxcsr %0; fnstcw %1" : "=m"(mxcsr), "=m"(fcw));
-	memset(f, 0, ULP_ARCH_FRAME_SIZE);
+	/* rbx, r14 and r15 are left as they are: the trampoline does not read them. rbp is 0 so
+	 * that unwinders stop at the new context's first frame. */
 	memcpy(f + ULP_FRAME_FPCTL, &mxcsr, 4);
 	memcpy(f + ULP_FRAME_FPCTL + 4, &fcw, 2);
+	*(uintptr_t *)(f + ULP_FRAME_RBP) = 0;
 	*(uintptr_t *)(f + ULP_FRAME_R12) = (uintptr_t)entry;
 	*(uintptr_t *)(f + ULP_FRAME_R13) = (uintptr_t)arg;
 	*(uintptr_t *)(f + ULP_FRAME_RIP) = (uintptr_t)ulp_arch_trampoline;
