@@ -119,6 +119,29 @@ double bench_max(const double *v, int n)
 	return m;
 }
 
+void bench_ir_mode(const char *prog, const struct bench_ir_variant *v, int n)
+{
+	const char *s = getenv("BENCH_IR"), *colon;
+	long iters;
+	int k;
+
+	if (!s)
+		return;
+	colon = strchr(s, ':');
+	iters = colon ? atol(colon + 1) : 0;
+	for (k = 0; colon && iters > 0 && k < n; k++) {
+		if (strlen(v[k].name) == (size_t)(colon - s) && !strncmp(v[k].name, s, colon - s)) {
+			v[k].fn(NULL, iters);
+			exit(0);
+		}
+	}
+	fprintf(stderr, "%s: BENCH_IR=%s: expected NAME:ITERS with NAME one of", prog, s);
+	for (k = 0; k < n; k++)
+		fprintf(stderr, " %s", v[k].name);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
 const char *bench_met(double v, double limit, int is_max)
 {
 	return (is_max ? v <= limit : v >= limit) ? "yes" : "no";

@@ -68,6 +68,18 @@ void bench_token_pong(struct bench_token *tk);
 uint64_t bench_token_ping(struct bench_token *tk);
 #endif
 
+/*
+ * Instruction-count mode (bench/ir.sh runs the benchmarks under callgrind): when BENCH_IR is
+ * "name:iters", run the variant called name once for iters iterations and exit; ir.sh takes the
+ * difference of two such runs, so start-up costs cancel. Returns when BENCH_IR is unset; gives up
+ * (exit 2, naming the variants) on an unknown name.
+ */
+struct bench_ir_variant {
+	const char *name;
+	bench_loop_fn fn;
+};
+void bench_ir_mode(const char *prog, const struct bench_ir_variant *v, int n);
+
 /* "yes"/"no": v <= limit when is_max, v >= limit otherwise. */
 const char *bench_met(double v, double limit, int is_max);
 

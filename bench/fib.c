@@ -114,6 +114,30 @@ static double run_ult(unsigned workers, double *cpu_ms)
 	return ms;
 }
 
+/* Instruction-count mode (bench/ir.sh): iters is n. */
+static uint64_t ir_plain(void *arg, long n)
+{
+	return (uint64_t)fib_plain(n);
+}
+
+static uint64_t ir_ult(void *arg, long n)
+{
+	ulp_thread_t root;
+	void *v;
+	int rc = ulp_init(1);
+
+	if (rc)
+		bench_give_up("bench/fib", "ulp_init(1)", -rc);
+	rc = ulp_thread_create(&root, fib_ult, (void *)(intptr_t)n);
+	if (rc)
+		bench_give_up("bench/fib", "ulp_thread_create of the root", -rc);
+	ulp_thread_join(root, &v);
+	ulp_fini();
+	if ((intptr_t)v != fib_plain(n))
+		fprintf(stderr, "bench/fib: fib(%ld) = %ld?\n", n, (long)(intptr_t)v);
+	return 0;
+}
+
 int main(void)
 {
 	int reps = bench_reps(7), r;
@@ -122,6 +146,10 @@ int main(void)
 	long threads;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	{
+		const struct bench_ir_variant ir[] = {{"plain", ir_plain}, {"ult", ir_ult}};
+		bench_ir_mode("bench/fib", ir, 2);
+	}
 	bench_unpin();
 	plain = calloc((size_t)reps, sizeof(double));
 	w1 = calloc((size_t)reps, sizeof(double));

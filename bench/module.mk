@@ -22,11 +22,14 @@ $(O)/bench/fib: $(O)/bench/fib.o $(BENCH_COMMON) $(O)/libulp-core.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_RT)
 
+# After each benchmark's times, its instruction counts per operation (bench/ir.sh: callgrind,
+# stable whatever else runs on the machine; skipped with a message when valgrind is missing).
 .PHONY: run-bench-core
 run-bench-core: $(BENCH_BINS)
 	$(Q)for b in $(BENCH_NAMES); do \
 		echo "== bench/$$b"; \
-		{ $(O)/bench/$$b || echo "bench/$$b: exited with status $$?" >&2; } \
+		{ $(O)/bench/$$b || echo "bench/$$b: exited with status $$?" >&2; \
+		  sh bench/ir.sh $(O) $$b; } \
 			| tee $(O)/bench/$$b.out; \
 		grep '^BENCH ' $(O)/bench/$$b.out >> $(O)/bench/results.txt || true; \
 	done

@@ -194,6 +194,14 @@ int main(void)
 	if (rc)
 		bench_give_up("bench/switch", "sched_setaffinity to BENCH_CPU", -rc);
 	ulp_arch_init();
+	{
+		const struct bench_ir_variant ir[] = {
+		    {"ulp_arch_switch", arch_roundtrips},
+		    {"ult_yield", ult_roundtrips},
+		    {"fcontext", bench_fcontext_roundtrips},
+		};
+		bench_ir_mode("bench/switch", ir, 3);
+	}
 	for (k = 0; k < NIMPL; k++) {
 		ns[k] = calloc((size_t)reps, sizeof(double));
 		ratio_fctx[k] = calloc((size_t)reps, sizeof(double));

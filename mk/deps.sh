@@ -11,7 +11,7 @@ for what in "${@:-build}"; do
 		gcc-sparc64-linux-gnu libc6-dev-sparc64-cross qemu-user-static libboost-context-dev \
 		mpich libmpich-dev cppcheck clang-format time" ;;
 	demo) want="$want libcmocka-dev mpich libmpich-dev" ;; # make all builds the unit tests too
-	bench) want="$want libboost-context-dev g++ mpich libmpich-dev openmpi-bin libopenmpi-dev gnuplot-nox" ;;
+	bench) want="$want libboost-context-dev g++ mpich libmpich-dev openmpi-bin libopenmpi-dev gnuplot-nox valgrind" ;;
 	kmod) want="$want linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod" ;;
 	fresh) want="$want debootstrap git" ;;
 	deb) want="$want debhelper dh-dkms dpkg-dev fakeroot lintian" ;;
