@@ -42,9 +42,17 @@ void ulp_gate_enter(struct ulp_steal_gate *g)
 	/* Seq_cst RMW, then a barrier on every CPU running one of our threads: from here on an
 	 * owner either sees active > 0 or has its last bottom store visible to us (deque.h). */
 	atomic_fetch_add(&g->active, 1);
-	if (g->membarrier &&
+	if (!g->membarrier ||
+	    ulp_arch_syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0, 0, 0, 0) == 0)
+		return;
+	/* Refused although registration succeeded: the address space is not the one that
+	 * registered (a ULP's fork continues it in a child process; this kernel carries the
+	 * registration over, measured, others may not). Register it and retry: never continue
+	 * without the barrier. */
+	if (ulp_arch_syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0, 0, 0,
+			     0) != 0 ||
 	    ulp_arch_syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0, 0, 0, 0) != 0)
-		__builtin_trap(); /* registered, so it cannot fail: never continue unsafely */
+		__builtin_trap();
 }
 
 void ulp_gate_leave(struct ulp_steal_gate *g)
