@@ -66,6 +66,11 @@ struct pvas_task_attr {
 	unsigned ncpus;
 	int accounting; /* measure CPU time per ULP (pvas_stats) */
 	int hold;	/* keep the task alive until pvas_task_release, even with no ULP */
+	/* redirect: the task's descriptors 0, 1, 2 become stdio[0..2] (-1 keeps that one), and
+	 * the task keeps no other descriptor of the launcher's; the launcher may close its copies
+	 * once pvas_spawn_attr returned. Its ULPs share them (one fd table per task). */
+	int redirect;
+	int stdio[3];
 };
 
 /*
@@ -94,10 +99,28 @@ int pvas_task_release(pvd_t pvd, pid_t task);
  */
 int pvas_wait(pvd_t pvd, int pvid, int *status);
 
-/* Wait for a PVAS task to end (its ULPs' statuses stay for pvas_wait). Returns the PID. */
+/* pvas_wait with options; flags: 0 or PVAS_WNOHANG (-EAGAIN while the ULPs waited for are
+ * still running, as waitpid's WNOHANG). st (may be NULL) gets the ended ULP's counters. */
+#define PVAS_WNOHANG 1
+struct pvas_ulp_stats;
+int pvas_ulp_wait(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st, int flags);
+
+/*
+ * The host's event loop as a descriptor: in *fd, one that polls readable (POLLIN, EPOLLIN) when
+ * pvas_ulp_wait(pvd, -1, ..., PVAS_WNOHANG) may have something to report: a ULP ended or a PVAS
+ * task died. It is an epoll set of an eventfd every ULP end writes and a pidfd per task; add it
+ * to the launcher's own poll/epoll set, and on readiness call pvas_ulp_wait with PVAS_WNOHANG
+ * until -EAGAIN (that drains it) or -ECHILD. Owned by pvd: do not close it or read from it.
+ * 0, -EBADF (no such pvd) or -EINVAL (fd NULL).
+ */
+int pvas_event_fd_get(pvd_t pvd, int *fd);
+
+/* Wait for a PVAS task to end (its ULPs' statuses stay for pvas_wait). Returns the PID. Blocks
+ * in poll on the task's pidfd; another thread's pvas_kill is never held up by it. */
 pid_t pvas_task_wait(pvd_t pvd, pid_t task, int *status);
 
-/* Send sig to every live task of pvd. */
+/* Send sig to every live task of pvd. Takes a lock: not async-signal-safe; handle signals in
+ * the event loop (signalfd or a self-pipe next to pvas_event_fd_get's fd). */
 int pvas_kill(pvd_t pvd, int sig);
 
 struct pvas_ulp_stats {
@@ -108,6 +131,8 @@ struct pvas_ulp_stats {
 	int ended;
 	int status; /* wait(2)-style, when ended */
 	char path[256];
+	/* when ended: "exited with status N", "killed by SIGSEGV (fault address A, pc P)" */
+	char how[128];
 };
 /* Counters of ULP pvid (valid until pvas_wait released it). */
 int pvas_stats(pvd_t pvd, int pvid, struct pvas_ulp_stats *st);

@@ -25,7 +25,7 @@ install-files: all
 INSTALL_TARGETS += install-files
 
 # make lint: the user-space sources in the repository's .clang-format style, cppcheck on them,
-# and checkpatch/sparse on the kernel module (lint-kmod, kmod/module.mk).
+# the layering (lint-layers), and checkpatch/sparse on the kernel module (lint-kmod, kmod/module.mk).
 LINT_SRCS = $(shell git ls-files 'libulp/*.[ch]' 'loader/*.[ch]' 'ulpexec/*.[ch]' \
 	'ulpspawn/*.[ch]' 'launch/*.[ch]' include/ulp.h include/pvas.h 'tests/unit/*.c' 'tests/pvas/*.c' 'tests/mpi/*.c' \
 	tests/check.h 2>/dev/null)
@@ -37,7 +37,12 @@ lint-user:
 		-Iinclude -Ilibulp -Ilibulp/sched -Ilibulp/arch -Ilibulp/arch/x86_64 -Iloader -Ilibulp/kernel \
 		$(filter %.c,$(LINT_SRCS))
 	@echo "lint: clang-format and cppcheck clean"
-lint: lint-user
+# The include rules (no lower layer includes a higher one; tools only include/ and launch/),
+# from the compiler's -MM output: mk/lint-layers.sh.
+.PHONY: lint-layers
+lint-layers:
+	$(Q)sh mk/lint-layers.sh $(CC)
+lint: lint-user lint-layers
 
 # The shared library libulp.so.0: the objects of libulp.a (all built with -fPIC). -z defs: every
 # symbol it needs is named here, so a program links it with -lulp alone.

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ulpexec: run unmodified programs as user-level processes (ULPs) in one address space.
+ * ulpexec: run unmodified programs as user-level processes (ULPs) in one address space, all in
+ * one PVAS task (one kernel-level process beside the launcher) scheduled by WORKERS threads.
+ * The command line is parsed here; the job runs in launch/job.c over include/pvas.h.
  *
  *   ulpexec [-n N] [-w WORKERS] [--partition-size SIZE] [--] PROG [ARGS...] [: -n M PROG2 ...]
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmdline.h"
-#include "proc.h"
+#include "job.h"
 
 static void usage(FILE *f)
 {
@@ -32,20 +32,14 @@ static void usage(FILE *f)
 	    "(128+signal for a killed ULP); each failed ULP is reported on stderr.\n");
 }
 
-/* Options of one segment; returns the index of PROG. */
-struct opts {
-	long workers;
-	size_t psize;
-};
-
 static int parse_segment(int argc, char **argv, struct segment *seg, int first, void *ctx)
 {
-	struct opts *o = ctx;
 	static const struct option longopts[] = {
 	    {"help", no_argument, NULL, 'h'},
 	    {"partition-size", required_argument, NULL, 'P'},
 	    {NULL, 0, NULL, 0},
 	};
+	struct job_opts *o = ctx;
 	int c;
 
 	optind = 1;
@@ -61,7 +55,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 		case 'w':
 			if (!first)
 				goto global_only;
-			o->workers = cmd_count("ulpexec", "-w", optarg, 1024);
+			o->workers = cmd_count("ulpexec", "-w", optarg, 256);
 			break;
 		case 'P':
 			if (!first)
@@ -86,77 +80,19 @@ global_only:
 
 int main(int argc, char **argv)
 {
+	static struct job_opts o;
 	struct segment segs[64];
-	struct opts o = {0, 0};
-	int nsegs, i, rc, status = 0;
-	long total = 0, rank;
-	struct pvas_region *region;
-	struct ulp_cb **cbs;
-	char err[512];
+	const char *w = getenv("ULP_WORKERS");
+	int nsegs;
 
+	o.tool = "ulpexec";
+	o.tasks = 1;
+	o.keep_going = 1; /* ULPs end alone; the others finish */
 	nsegs = cmd_split("ulpexec", argc, argv, segs, 64, parse_segment, &o);
-	for (i = 0; i < nsegs; i++)
-		total += segs[i].n;
 	cmd_check_map_count("ulpexec", segs, nsegs);
-	rc = pvas_region_create(&region, 0, 0, o.psize);
-	if (rc) {
-		fprintf(stderr, "ulpexec: reserving the PVAS region: %s\n", strerror(-rc));
-		return 1;
-	}
-	if (total > region->nparts) {
-		fprintf(stderr,
-			"ulpexec: %ld ULPs do not fit: the address space has %u partitions "
-			"of this size\n",
-			total, region->nparts);
-		return 1;
-	}
-	ulp_sched_set_hooks(&ulp_rt, ulp_proc_sched_hooks());
-	rc = ulp_trap_install(region);
-	if (rc) {
-		fprintf(stderr, "ulpexec: installing the syscall trap (seccomp): %s\n",
-			strerror(-rc));
-		return 1;
-	}
-	rc = ulp_init((unsigned)o.workers);
-	if (rc) {
-		fprintf(stderr, "ulpexec: starting the workers: %s\n", strerror(-rc));
-		return 1;
-	}
-	cbs = calloc((size_t)total, sizeof(*cbs));
-	rank = 0;
-	for (i = 0; i < nsegs && !status; i++) {
-		long k;
-
-		for (k = 0; k < segs[i].n; k++, rank++) {
-			char **env = cmd_rank_env(rank, total, -1);
-
-			rc = env ? ulp_proc_load(region, -1, segs[i].path, segs[i].argv, env,
-						 &cbs[rank], err, sizeof(err))
-				 : -ENOMEM;
-			if (rc) {
-				fprintf(stderr, "ulpexec: %s\n", env ? err : "out of memory");
-				status = rc == -ENOENT ? 127 : 126;
-				break;
-			}
-			cbs[rank]->rank = (int)rank;
-			ulp_proc_start(cbs[rank]);
-		}
-	}
-	for (rank = 0; rank < total && cbs[rank]; rank++) {
-		int code;
-
-		ulp_proc_wait(cbs[rank]);
-		code = ulp_proc_exit_code(cbs[rank]);
-		if (code) {
-			char how[256];
-			ulp_proc_describe(cbs[rank], how, sizeof(how));
-			fprintf(stderr, "ulpexec: rank %ld (%s): %s\n", rank, cbs[rank]->path, how);
-			if (!status)
-				status = code;
-		}
-		ulp_proc_release(cbs[rank], NULL, NULL);
-	}
-	ulp_fini();
-	pvas_region_destroy(region);
-	return status;
+	if (!o.workers && w && *w)
+		o.workers = cmd_count("ulpexec", "ULP_WORKERS", w, 256);
+	if (!o.workers)
+		o.workers = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+	return job_run(&o, segs, nsegs);
 }

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,11 +45,10 @@ static struct pvas *get(pvd_t pvd)
 	return pvd_table[pvd];
 }
 
-static void futex_wait_ms(_Atomic uint32_t *addr, uint32_t val, long ms)
+/* Until *addr != val or a wake (destroy wakes it after setting stop). */
+static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
 /* ---- the request server: loads asked for from inside ULPs ---- */
@@ -98,7 +100,7 @@ static void *server_main(void *arg)
 		pv->reqs = NULL;
 		ulp_spin_unlock(&pv->req_lock);
 		if (!rq) {
-			futex_wait_ms(&pv->req_seq, seq, 1000);
+			futex_wait(&pv->req_seq, seq);
 			continue;
 		}
 		while (rq) {
@@ -191,6 +193,7 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 		return -ENOMEM;
 	}
 	pv->backend = backend;
+	pv->epfd = pv->end_efd = -1;
 	pthread_mutex_init(&pv->lock, NULL);
 	ulp_arch_init();
 	rc = pvas_region_create(&pv->region, 0, 0, attr ? attr->partition_size : 0);
@@ -200,6 +203,17 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 	}
 	pv->region->owner = pv;
 	ulp_proc_set_exec(pv->region, guest_exec);
+	/* Created before any task, so every task has it at the same number. */
+	pv->end_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pv->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (pv->end_efd < 0 || pv->epfd < 0 ||
+	    epoll_ctl(pv->epfd, EPOLL_CTL_ADD, pv->end_efd,
+		      &(struct epoll_event){.events = EPOLLIN, .data.fd = -1}) != 0) {
+		rc = -errno;
+		pvas_set_err("pvas_create: the event loop's eventfd/epoll: %s", strerror(-rc));
+		goto fail;
+	}
+	pv->region->end_efd = pv->end_efd;
 	if (backend == PVAS_BACKEND_KMOD) {
 		rc = pvas_region_set_backend(pv->region, &ulp_backend_kmod);
 		if (rc) {
@@ -228,6 +242,10 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 fail:
 	if (pv->region)
 		pvas_region_destroy(pv->region);
+	if (pv->end_efd >= 0)
+		close(pv->end_efd);
+	if (pv->epfd >= 0)
+		close(pv->epfd);
 	free(pv);
 	pthread_mutex_unlock(&table_lock);
 	return rc;
@@ -241,25 +259,66 @@ static void task_died(struct pvas *pv, struct pvas_task *t, int status)
 	ulp_proc_kill_task(pv->region, t, WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL);
 }
 
-/* Reap tasks that ended; with `block`, wait for task `only`. */
+/* Reap task t if it has ended. Under pv->lock, never blocking: a blocking waitpid here once
+ * held the lock while ulpspawn's signal handler wanted it for pvas_kill (Ctrl-C deadlock). */
+static void reap_one(struct pvas *pv, struct pvas_task *t)
+{
+	int st;
+	pid_t r;
+
+	if (!t->alive)
+		return;
+	do
+		r = waitpid(t->pid, &st, WNOHANG | __WALL);
+	while (r < 0 && errno == EINTR);
+	if (r != t->pid)
+		return;
+	task_died(pv, t, st);
+	if (t->pidfd >= 0) {
+		epoll_ctl(pv->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+		close(t->pidfd);
+		t->pidfd = -1;
+	}
+}
+
+/* Wait, without the lock, until task t has ended: its pidfd turns readable. */
+static void wait_ended(struct pvas_task *t)
+{
+	siginfo_t si;
+
+	if (t->pidfd >= 0) {
+		struct pollfd p = {t->pidfd, POLLIN, 0};
+
+		while (poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	/* no pidfd (kernel < 5.3): wait without reaping, reap_one reaps */
+	while (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WNOWAIT | __WALL) < 0 && errno == EINTR)
+		;
+}
+
+/* Reap tasks that ended; with `block`, first wait for task `only` (or every task) to end. */
 static void reap(struct pvas *pv, pid_t only, int block)
 {
-	unsigned i;
+	unsigned i, n;
 
-	pthread_mutex_lock(&pv->lock);
-	for (i = 0; i < pv->ntasks; i++) {
-		struct pvas_task *t = pv->tasks[i];
-		int st;
-		pid_t r;
+	for (i = 0; block; i++) {
+		struct pvas_task *t;
 
-		if (!t->alive || (only > 0 && t->pid != only))
-			continue;
-		do
-			r = waitpid(t->pid, &st, (block ? 0 : WNOHANG) | __WALL);
-		while (r < 0 && errno == EINTR);
-		if (r == t->pid)
-			task_died(pv, t, st);
+		pthread_mutex_lock(&pv->lock); /* tasks[] may be reallocated by a spawn */
+		n = pv->ntasks;
+		t = i < n ? pv->tasks[i] : NULL;
+		pthread_mutex_unlock(&pv->lock);
+		if (!t)
+			break;
+		if (t->alive && (only <= 0 || t->pid == only))
+			wait_ended(t); /* a task is freed only by destroy */
 	}
+	pthread_mutex_lock(&pv->lock);
+	for (i = 0; i < pv->ntasks; i++)
+		if (only <= 0 || pv->tasks[i]->pid == only)
+			reap_one(pv, pv->tasks[i]);
 	pthread_mutex_unlock(&pv->lock);
 }
 
@@ -311,9 +370,15 @@ static void destroy(struct pvas *pv)
 	for (k = ulp_proc_next(r, -1, 0); k >= 0; k = ulp_proc_next(r, k, 0))
 		if (ulp_proc_find(r, k, NULL) >= 0)
 			ulp_proc_release(pvas_cb(r, k), gone_always, NULL);
-	for (i = 0; i < pv->ntasks; i++)
+	for (i = 0; i < pv->ntasks; i++) {
+		if (pv->tasks[i]->pidfd >= 0)
+			close(pv->tasks[i]->pidfd);
 		pvas_task_free(pv->tasks[i]);
+	}
 	free(pv->tasks);
+	r->end_efd = -1;
+	close(pv->end_efd);
+	close(pv->epfd);
 	pvas_region_destroy(r);
 	pthread_mutex_destroy(&pv->lock);
 	free(pv);
@@ -353,6 +418,8 @@ int pvas_destroy_force(pvd_t pvd)
 	return 0;
 }
 
+/* Not async-signal-safe (takes pv->lock): a launcher handles its signals in its event loop
+ * (signalfd, self-pipe), as ulpspawn does. */
 int pvas_kill(pvd_t pvd, int sig)
 {
 	struct pvas *pv = get(pvd);
@@ -426,6 +493,14 @@ pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
 		pvas_set_err("pvas_spawn: %s: creating the task: %s", file, strerror(-rc));
 		ulp_proc_release(cb, NULL, NULL);
 		return rc;
+	}
+	/* The event loop learns of the task's end through its pidfd. */
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	if (t->pidfd >= 0 &&
+	    epoll_ctl(pv->epfd, EPOLL_CTL_ADD, t->pidfd,
+		      &(struct epoll_event){.events = EPOLLIN, .data.fd = t->pidfd}) != 0) {
+		close(t->pidfd);
+		t->pidfd = -1;
 	}
 	pv->tasks[pv->ntasks++] = t;
 	pthread_mutex_unlock(&pv->lock);
@@ -503,12 +578,38 @@ static int state_of(struct pvas *pv, int pvid)
 
 int pvas_wait(pvd_t pvd, int pvid, int *status)
 {
-	return pvas_wait_stats(pvd, pvid, status, NULL);
+	return pvas_ulp_wait(pvd, pvid, status, NULL, 0);
+}
+
+int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st)
+{
+	return pvas_ulp_wait(pvd, pvid, status, st, 0);
+}
+
+int pvas_event_fd_get(pvd_t pvd, int *fd)
+{
+	struct pvas *pv = get(pvd);
+
+	if (!pv)
+		return -EBADF;
+	if (!fd)
+		return -EINVAL;
+	*fd = pv->epfd;
+	return 0;
+}
+
+/* Sleep until a ULP ends or a task dies (the event loop's epoll set). */
+static void wait_event(struct pvas *pv)
+{
+	struct epoll_event ev[8];
+
+	if (epoll_wait(pv->epfd, ev, 8, -1) < 0 && errno != EINTR)
+		poll(NULL, 0, 10); /* cannot happen with a valid epfd; never spin */
 }
 
 static void fill_stats(struct ulp_cb *cb, int pvid, struct pvas_ulp_stats *st);
 
-int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st)
+int pvas_ulp_wait(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st, int flags)
 {
 	struct pvas *pv = get(pvd);
 	struct pvas_region *r;
@@ -518,11 +619,17 @@ int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st)
 	r = pv->region;
 	if (pvid < -1 || (pvid >= 0 && (unsigned)pvid >= r->nparts))
 		return -EINVAL;
+	if (flags & ~PVAS_WNOHANG)
+		return -EINVAL;
 	for (;;) {
-		uint32_t seq = atomic_load(&r->ended_seq);
 		int pending = 0, i;
 		struct ulp_cb *cb;
+		uint64_t n;
 
+		/* Drained before looking: an end after this point writes it again, so the epoll set
+		 * stays readable and no end is missed between the scan and the sleep. */
+		while (read(pv->end_efd, &n, sizeof(n)) > 0)
+			;
 		reap(pv, 0, 0);
 		/* The ended ULPs first (a bitmap of zombies), then any still running. */
 		i = pvid >= 0 ? pvid : ulp_proc_next(r, -1, 1);
@@ -544,8 +651,9 @@ int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st)
 			pending = state_of(pv, i) == 0;
 		if (!pending)
 			return -ECHILD;
-		futex_wait_ms(&r->ended_seq, seq,
-			      50); /* wakes at each ULP end; polls task deaths */
+		if (flags & PVAS_WNOHANG)
+			return -EAGAIN;
+		wait_event(pv);
 	}
 }
 
@@ -560,7 +668,7 @@ pid_t pvas_task_wait(pvd_t pvd, pid_t task, int *status)
 	if (!t)
 		return -ECHILD;
 	if (t->alive)
-		reap(pv, task, 1);
+		reap(pv, task, 1); /* blocks in poll on its pidfd, not holding pv->lock */
 	if (status)
 		*status = t->status;
 	return task;
@@ -587,5 +695,7 @@ static void fill_stats(struct ulp_cb *cb, int pvid, struct pvas_ulp_stats *st)
 	st->cpu_ns = cb->task.cpu_ns;
 	st->ended = ulp_proc_state(cb->region, pvid) == ULP_PROC_ZOMBIE;
 	st->status = st->ended ? wait_status(cb) : 0;
+	if (st->ended)
+		ulp_proc_describe(cb, st->how, sizeof(st->how));
 	snprintf(st->path, sizeof(st->path), "%s", cb->path);
 }

@@ -19,12 +19,15 @@ struct pvas_task {
 	struct ulp_runtime rt;
 	struct pvas *pv;
 	pid_t pid, manager_pid;
+	int pidfd;  /* readable once the task has ended: in the event loop's epoll set; -1 */
 	int alive;  /* not reaped yet */
 	int held;   /* spawned with attr.hold and not released */
 	int status; /* wait(2) status once reaped */
 	unsigned next_worker;
 	int cpus[PVAS_TASK_MAX_WORKERS];
 	unsigned ncpus;
+	int redirect; /* attr.redirect: fds 0..2 from stdio[] (-1: keep), no other of ours */
+	int stdio[3];
 	char *stacks; /* one PVAS_TASK_STACK per worker */
 	size_t stacks_len;
 };
@@ -42,7 +45,11 @@ struct pvas_req {
 struct pvas {
 	struct pvas_region *region;
 	int backend;
-	pthread_mutex_t lock; /* tasks[] */
+	pthread_mutex_t lock; /* tasks[]; never held while blocking */
+	/* The event loop: an epoll set of end_efd (written by every ULP end, region->end_efd)
+	 * and each live task's pidfd. pvas_wait sleeps in it; launchers poll it
+	 * (pvas_event_fd_get) next to their own descriptors. */
+	int epfd, end_efd;
 	struct pvas_task **tasks;
 	unsigned ntasks, cap;
 	pthread_t server;

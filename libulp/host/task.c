@@ -43,6 +43,33 @@ static void bind_cpu(struct pvas_task *t, unsigned i)
 	ulp_arch_syscall(SYS_sched_setaffinity, 0, sizeof(mask), (long)mask, 0, 0, 0);
 }
 
+/* attr.redirect: the task's 0, 1, 2 become the launcher's stdio[] (its pipes or files for the
+ * ranks of this task), and it keeps no other descriptor of the launcher's (another task's pipe
+ * end kept open here would hide that task's EOF) but the runtime's own. */
+static void take_stdio(struct pvas_task *t)
+{
+	int keep[2] = {t->pv->end_efd, t->pv->region->backend_fd}, i;
+	long lo = 3;
+
+	for (i = 0; i < 3; i++)
+		if (t->stdio[i] >= 0 && t->stdio[i] != i)
+			ulp_arch_syscall(SYS_dup2, t->stdio[i], i, 0, 0, 0, 0);
+	if (keep[0] > keep[1]) {
+		int x = keep[0];
+
+		keep[0] = keep[1];
+		keep[1] = x;
+	}
+	for (i = 0; i < 2; i++) {
+		if (keep[i] < lo)
+			continue;
+		if (keep[i] > lo)
+			ulp_arch_syscall(SYS_close_range, lo, keep[i] - 1, 0, 0, 0, 0);
+		lo = keep[i] + 1;
+	}
+	ulp_arch_syscall(SYS_close_range, lo, ~0u, 0, 0, 0, 0);
+}
+
 static int task_worker(void *arg)
 {
 	struct ulp_worker *w = arg;
@@ -85,6 +112,8 @@ static int task_main(void *arg)
 	sa.handler = SIG_DFL;
 	for (i = 0; i < sizeof(dfl) / sizeof(dfl[0]); i++)
 		ulp_arch_syscall(SYS_rt_sigaction, dfl[i], (long)&sa, 0, ULP_KSIGSET_SIZE, 0, 0);
+	if (t->redirect)
+		take_stdio(t);
 	ulp_trap_task_init();
 	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, ULP_KSIGSET_SIZE, 0, 0);
 	ulp_arch_tls_set(0);
@@ -131,6 +160,11 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	if (!t)
 		return -ENOMEM;
 	t->pv = pv;
+	t->pidfd = -1;
+	t->redirect = attr && attr->redirect;
+	t->stdio[0] = attr ? attr->stdio[0] : -1;
+	t->stdio[1] = attr ? attr->stdio[1] : -1;
+	t->stdio[2] = attr ? attr->stdio[2] : -1;
 	hooks.arg = t;
 	sa.nworkers = n;
 	sa.accounting = attr ? attr->accounting : 0;

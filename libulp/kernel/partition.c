@@ -52,6 +52,7 @@ int pvas_region_create(struct pvas_region **out, uintptr_t base, size_t size, si
 	r->base = base;
 	r->backend = &ulp_backend_user;
 	r->backend_fd = -1;
+	r->end_efd = -1;
 	r->size = size;
 	r->part_size = part_size;
 	r->nparts = (unsigned)(size / part_size);

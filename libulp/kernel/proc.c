@@ -158,6 +158,7 @@ void ulp_proc_exited(struct ulp_task *t)
 	struct pvas_region *r = cb->region;
 	struct ulp_task *joiner;
 	int pvid = cb->pvid;
+	int efd = r->end_efd;
 
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner && joiner != ULP_JOIN_DETACHED)
@@ -167,6 +168,11 @@ void ulp_proc_exited(struct ulp_task *t)
 		move(r, pvid, ULP_PROC_EXEC, ULP_PROC_ZOMBIE);
 	atomic_fetch_add(&r->ended_seq, 1);
 	ulp_arch_syscall(SYS_futex, (long)&r->ended_seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0, 0, 0);
+	if (efd >= 0) { /* the host's event loop (libulp/host/api.c) */
+		uint64_t one = 1;
+
+		ulp_arch_syscall(SYS_write, efd, (long)&one, sizeof(one), 0, 0, 0);
+	}
 }
 
 void ulp_proc_exit(struct ulp_cb *cb, int status, int sig)

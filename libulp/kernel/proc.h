@@ -147,6 +147,7 @@ struct pvas_region {
 	const struct ulp_backend_ops *backend;
 	int backend_fd;	  /* the backend's own descriptor (kmod: the address-space object), -1 */
 	ulp_exec_fn exec; /* pvas_ulp_exec server, or NULL (-ENOSYS) */
+	int end_efd;	  /* host's eventfd, written each time a ULP ends (-1: none) */
 };
 
 /* The state of partition pvid's ULP (enum ulp_proc_state); pvid must be in range. */

@@ -24,10 +24,67 @@ if expect run 0 "$S" -n 4 -t 2 --stats "$P/probe" exit 0 && [ "$(grep -c '^[0-3]
 	ok "--stats prints a row per rank"
 else no "--stats prints a row per rank"; fi
 
-if expect run 139 "$S" -n 6 -t 3 "$P/crash" && [ "$(lines survived)" = 3 ] &&
+if expect run 139 "$S" --keep-going -n 6 -t 3 "$P/crash" && [ "$(lines survived)" = 3 ] &&
 	grep -q 'rank 0 .*killed by SIGSEGV' "$T/out" && grep -q 'rank 2 .*killed by SIGABRT' "$T/out"; then
-	ok "crashing ranks are reported, the others finish"
-else no "crashing ranks are reported, the others finish"; fi
+	ok "--keep-going: crashing ranks are reported, the others finish"
+else no "--keep-going: crashing ranks are reported, the others finish"; fi
+
+# Job abort (the default): rank 1 segfaults while ranks 0, 2, 3 spin forever; the job ends at
+# once with 139 and a message naming the rank and the signal, and no task is left.
+if expect run 139 "$S" -n 4 -t 2 -w 1 "$P/probe" crashrank 1 &&
+	grep -q 'rank 1 (.*killed by SIGSEGV.*ending the job' "$T/out" &&
+	grep -q 'job aborted: rank 1 was killed by signal 11 (Segmentation fault); 3 other' "$T/out" &&
+	[ "$(lines '^pid ')" -le 3 ]; then
+	ok "a rank killed by a signal ends the job: status 128+signal, message names the rank"
+else no "a rank killed by a signal ends the job: status 128+signal, message names the rank"; fi
+
+# -l: every line carries its rank, whole lines only, even when ranks write in small pieces
+# at the same time; stderr stays stderr.
+"$S" -n 4 -l -w 1 "$P/probe" chatter 200 >"$T/tag.out" 2>"$T/tag.err"
+rc=$?
+bad=$(grep -cv '^\[[0-3]\] rank [0-3] line [0-9]* abcdefghijklmnopqrstuvwxyz$' "$T/tag.out")
+mism=$(awk '{ r = substr($1, 2, 1); if (r != $3) n++ } END { print n + 0 }' "$T/tag.out")
+if [ $rc = 0 ] && [ "$(grep -c . "$T/tag.out")" = 800 ] && [ "$bad" = 0 ] && [ "$mism" = 0 ] &&
+	[ "$(grep -c '^\[[0-3]\] rank [0-3] to stderr$' "$T/tag.err")" = 4 ]; then
+	ok "-l prefixes each whole line with its rank; lines never mix"
+else
+	{ echo "rc=$rc bad=$bad mismatched=$mism"; head -5 "$T/tag.out"; head -3 "$T/tag.err"; } >"$T/out"
+	no "-l prefixes each whole line with its rank; lines never mix"
+fi
+if expect run 0 "$S" -n 2 --tag-output sh -c 'printf "no newline"' &&
+	[ "$(sort "$T/out")" = "$(printf '[0] no newline\n[1] no newline')" ]; then
+	ok "--tag-output passes on a last line without newline"
+else no "--tag-output passes on a last line without newline"; fi
+if expect run 2 "$S" -n 4 -t 2 -l /bin/true && grep -q 'own PVAS task' "$T/out"; then
+	ok "-l with fewer tasks than ranks is refused with the reason"
+else no "-l with fewer tasks than ranks is refused with the reason"; fi
+
+# --output-filename DIR: DIR/R/stdout and DIR/R/stderr; nothing on ours
+if expect run 0 "$S" -n 3 --output-filename "$T/o" sh -c 'echo "out $ULP_RANK"; echo "err $ULP_RANK" >&2' &&
+	[ ! -s "$T/out" ] && [ "$(cat "$T/o/0/stdout" "$T/o/2/stdout")" = "$(printf 'out 0\nout 2')" ] &&
+	[ "$(cat "$T/o/1/stderr")" = "err 1" ] && [ "$(cat "$T/o/1/stdout")" = "out 1" ]; then
+	ok "--output-filename puts rank R's stdout and stderr in DIR/R/"
+else no "--output-filename puts rank R's stdout and stderr in DIR/R/"; fi
+
+# -genv, -x: set in every rank; a setting replaces the inherited value
+if FOO=old BAR=bar expect run 0 "$S" -n 2 -genv FOO new -x BAR -x BAZ=baz sh -c 'echo "$FOO $BAR $BAZ"' &&
+	[ "$(sort -u "$T/out")" = "new bar baz" ] && [ "$(grep -c . "$T/out")" = 2 ]; then
+	ok "-genv NAME VALUE and -x NAME[=VALUE] set the ranks' environment"
+else no "-genv NAME VALUE and -x NAME[=VALUE] set the ranks' environment"; fi
+if expect run 2 env -u NOPE_X "$S" -x NOPE_X /bin/true && grep -q 'NOPE_X is not set' "$T/out" &&
+	expect run 2 "$S" -n 1 -genv ONLY && grep -q 'NAME and VALUE' "$T/out"; then
+	ok "-x of an unset name and -genv without a value are errors"
+else no "-x of an unset name and -genv without a value are errors"; fi
+
+# --wdir: the ranks run there; the program path given relative to our directory still works
+mkdir -p "$T/wd"
+cp /bin/pwd "$T/mypwd"
+SA=$(cd "$(dirname "$S")" && pwd)/ulpspawn
+if (cd "$T" && expect run 0 "$SA" -n 2 --wdir "$T/wd" ./mypwd) &&
+	[ "$(sort -u "$T/out")" = "$T/wd" ] && expect run 2 "$S" --wdir "$T/nowhere" /bin/true &&
+	grep -q 'nowhere' "$T/out"; then
+	ok "--wdir DIR: ranks start in DIR; a missing DIR is an error"
+else no "--wdir DIR: ranks start in DIR; a missing DIR is an error"; fi
 
 if expect run 1 "$S" -n 5 -t 2 "$P/probe" exitrank 4 && grep -q 'rank 3 .*status 3' "$T/out" &&
 	grep -q 'rank 1 .*status 1' "$T/out"; then

@@ -3,6 +3,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,78 @@ static void crashing_ulp_ends_alone_in_its_task(void **state)
 	assert_int_equal(pvas_destroy(pvd), 0);
 }
 
+static pvd_t alarm_pvd;
+
+static void kill_on_alarm(int sig)
+{
+	pvas_kill(alarm_pvd, SIGKILL);
+}
+
+/* ulpspawn's old Ctrl-C deadlock: pvas_task_wait blocked in waitpid holding the lock that a
+ * signal handler's pvas_kill then waited for, forever (this test then hit its timeout). */
+static void pvas_kill_from_a_handler_while_task_wait_blocks_ends_the_task(void **state)
+{
+	char *argv[] = {probe, "spin", NULL};
+	struct sigaction sa = {.sa_handler = kill_on_alarm};
+	pid_t t;
+	int st;
+
+	assert_int_equal(pvas_create(&alarm_pvd), 0);
+	t = spawn(alarm_pvd, -1, argv, NULL, 0);
+	assert_true(t > 0);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(1);
+	assert_int_equal(pvas_task_wait(alarm_pvd, t, &st), t);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_true(pvas_wait(alarm_pvd, -1, &st) >= 0);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL); /* its ULP died with it */
+	signal(SIGALRM, SIG_DFL);
+	assert_int_equal(pvas_destroy(alarm_pvd), 0);
+}
+
+/* The event fd: not readable while the ULPs run, readable once one ended or its task died;
+ * PVAS_WNOHANG reports -EAGAIN, then the ended ULP, then -ECHILD. */
+static void event_fd_is_readable_when_a_ulp_ends_or_its_task_dies(void **state)
+{
+	char *spin[] = {probe, "spin", NULL}, *ex[] = {probe, "exit", "5", NULL};
+	struct pvas_ulp_stats stats;
+	pvd_t pvd;
+	pid_t t1, t2;
+	int fd, st, pvid;
+	struct pollfd p;
+
+	assert_int_equal(pvas_create(&pvd), 0);
+	assert_int_equal(pvas_event_fd_get(pvd, NULL), -EINVAL);
+	assert_int_equal(pvas_event_fd_get(pvd + 1, &fd), -EBADF);
+	assert_int_equal(pvas_event_fd_get(pvd, &fd), 0);
+	t1 = spawn(pvd, 3, spin, NULL, 0);
+	assert_true(t1 > 0);
+	p = (struct pollfd){fd, POLLIN, 0};
+	assert_int_equal(pvas_ulp_wait(pvd, -1, &st, NULL, PVAS_WNOHANG), -EAGAIN);
+	assert_int_equal(poll(&p, 1, 200), 0); /* a spinning ULP: nothing to report */
+	t2 = spawn(pvd, 4, ex, NULL, 0);
+	assert_true(t2 > 0);
+	assert_int_equal(poll(&p, 1, 30000), 1);
+	do
+		pvid = pvas_ulp_wait(pvd, -1, &st, &stats, PVAS_WNOHANG);
+	while (pvid == -EAGAIN && poll(&p, 1, 30000) == 1);
+	assert_int_equal(pvid, 4);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 5);
+	assert_string_equal(stats.how, "exited with status 5");
+	assert_int_equal(pvas_ulp_wait(pvd, -1, &st, NULL, PVAS_WNOHANG), -EAGAIN);
+	kill(t1, SIGKILL); /* a task killed from outside: its pidfd wakes the loop */
+	assert_int_equal(poll(&p, 1, 30000), 1);
+	do
+		pvid = pvas_ulp_wait(pvd, -1, &st, &stats, PVAS_WNOHANG);
+	while (pvid == -EAGAIN && poll(&p, 1, 30000) == 1);
+	assert_int_equal(pvid, 3);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_int_equal(pvas_ulp_wait(pvd, -1, &st, NULL, PVAS_WNOHANG), -ECHILD);
+	assert_int_equal(pvas_ulp_wait(pvd, -1, &st, NULL, 2), -EINVAL);
+	assert_int_equal(pvas_task_wait(pvd, t2, NULL), t2);
+	assert_int_equal(pvas_destroy(pvd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +302,8 @@ int main(void)
 	    cmocka_unit_test(tasks_have_their_own_pids_and_share_memory),
 	    cmocka_unit_test(switch_to_a_ulp_of_another_task_is_eperm),
 	    cmocka_unit_test(crashing_ulp_ends_alone_in_its_task),
+	    cmocka_unit_test(pvas_kill_from_a_handler_while_task_wait_blocks_ends_the_task),
+	    cmocka_unit_test(event_fd_is_readable_when_a_ulp_ends_or_its_task_dies),
 	};
 	paths();
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,10 @@
  *   switch PVID     exit with -pvas_ulp_switch(PVID) (0 when it worked)
  *   spin            print "pid P" and yield forever
  *   crash           dereference NULL
+ *   crashrank R     rank R dereferences NULL once the others run; the others spin
+ *   chatter N       N lines "rank R line I abc...z", each written in three pieces with a yield
+ *                   and a pause between (raw writes: pieces of ranks mix unless the launcher
+ *                   keeps lines whole), then "rank R to stderr" on stderr
  *   switchall       rank 0 keeps switching to every other rank while they end (the switch must
  *                   not touch a partition being released), the others yield a little and exit
  */
@@ -73,5 +77,31 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "crash"))
 		return *(volatile int *)8;
+	if (!strcmp(argv[1], "crashrank") && argc > 2 && rank && atoi(rank) == atoi(argv[2])) {
+		usleep(200000);
+		return *(volatile int *)8;
+	}
+	if (!strcmp(argv[1], "crashrank"))
+		return main(2, (char *[]){argv[0], "spin", NULL});
+	if (!strcmp(argv[1], "chatter") && argc > 2 && rank) {
+		int i, n = atoi(argv[2]);
+		char a[64], b[64];
+
+		for (i = 0; i < n; i++) {
+			int la = snprintf(a, sizeof(a), "rank %s ", rank);
+			int lb = snprintf(b, sizeof(b), "line %d ", i);
+
+			if (write(1, a, (size_t)la) != la)
+				return 103;
+			pvas_yield();
+			if (write(1, b, (size_t)lb) != lb)
+				return 103;
+			usleep(100);
+			if (write(1, "abcdefghijklmnopqrstuvwxyz\n", 27) != 27)
+				return 103;
+		}
+		snprintf(a, sizeof(a), "rank %s to stderr\n", rank);
+		return write(2, a, strlen(a)) < 0 ? 104 : 0;
+	}
 	return 100;
 }

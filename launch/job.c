@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: MIT */
+/* A job of ranks over PVAS tasks and the launcher's event loop (job.h). */
+#include "job.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pvas.h"
+
+#define LINE_MAX_BUF (64 * 1024) /* a longer line is passed on in pieces of this size */
+
+/* One output stream of a rank under -l: the pipe we read, the partial line, where lines go. */
+struct stream {
+	int fd;	  /* read end, -1 once at EOF */
+	int sink; /* our 1 or 2, or the rank's file under --output-filename */
+	char *buf;
+	size_t len, cap;
+};
+
+struct rank {
+	int pvid; /* -2: the first ULP of task `task` (pvas_spawn returns the task) */
+	pid_t task;
+	int status, ended, by_abort;
+	struct pvas_ulp_stats st;
+	struct stream out, err;
+	int file_out, file_err; /* --output-filename */
+};
+
+struct job {
+	struct job_opts *o;
+	struct rank *r;
+	long total;
+	pvd_t pvd;
+	int sigfd, evfd;
+	int stop_signal;
+	long abort_rank; /* -1: no abort */
+	int ulps_done;
+	int killed; /* end_job or an abort sent SIGKILL: the SIGKILLed ranks are not failures */
+};
+
+int job_setenv(struct job_opts *o, const char *name, const char *value)
+{
+	char **n;
+
+	if (!*name || strchr(name, '=')) {
+		fprintf(stderr, "%s: '%s' is not a variable name\n", o->tool, name);
+		return -1;
+	}
+	if (!value)
+		value = getenv(name);
+	if (!value) {
+		fprintf(stderr, "%s: -x %s: %s is not set in this environment\n", o->tool, name,
+			name);
+		return -1;
+	}
+	n = realloc(o->setenv, (size_t)(o->nsetenv + 1) * sizeof(*n));
+	if (!n || asprintf(&n[o->nsetenv], "%s=%s", name, value) < 0) {
+		fprintf(stderr, "%s: out of memory\n", o->tool);
+		free(n);
+		return -1;
+	}
+	o->setenv = n;
+	o->nsetenv++;
+	return 0;
+}
+
+/* env (from cmd_rank_env) with the -genv/-x settings: a setting replaces the same name. */
+static char **with_settings(const struct job_opts *o, char **env)
+{
+	size_t n = 0, i, k;
+	char **out;
+	int s;
+
+	if (!env || !o->nsetenv)
+		return env;
+	while (env[n])
+		n++;
+	out = calloc(n + (size_t)o->nsetenv + 1, sizeof(*out));
+	if (!out)
+		return NULL;
+	for (i = 0, k = 0; i < n; i++) {
+		for (s = 0; s < o->nsetenv; s++) {
+			size_t l = strcspn(o->setenv[s], "=") + 1;
+
+			if (!strncmp(env[i], o->setenv[s], l))
+				break;
+		}
+		if (s == o->nsetenv)
+			out[k++] = env[i];
+	}
+	for (s = 0; s < o->nsetenv; s++)
+		out[k++] = o->setenv[s];
+	free(env);
+	return out;
+}
+
+/* A path given relative to where the launcher was started, made absolute before --wdir. */
+static char *absolute(const char *p)
+{
+	char cwd[4096], *r;
+
+	if (p[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return strdup(p);
+	return asprintf(&r, "%s/%s", cwd, p) < 0 ? NULL : r;
+}
+
+static int mkdirs(const char *dir)
+{
+	char buf[4096], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1;; p++) {
+		if (*p == '/' || !*p) {
+			char c = *p;
+
+			*p = 0;
+			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (!c)
+				return 0;
+		}
+	}
+}
+
+static int open_outputs(struct job *j)
+{
+	long r;
+
+	for (r = 0; r < j->total; r++) {
+		char d[4096], f[4200];
+		int rc;
+
+		snprintf(d, sizeof(d), "%s/%ld", j->o->outdir, r);
+		rc = mkdirs(d);
+		if (!rc) {
+			snprintf(f, sizeof(f), "%s/stdout", d);
+			j->r[r].file_out = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			snprintf(f, sizeof(f), "%s/stderr", d);
+			j->r[r].file_err = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			if (j->r[r].file_out < 0 || j->r[r].file_err < 0)
+				rc = -errno;
+		}
+		if (rc) {
+			fprintf(stderr, "%s: --output-filename: %s: %s\n", j->o->tool, d,
+				strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void write_all(int fd, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t w = writev(fd, iov, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* our output is gone (EPIPE): drop, as a process would die */
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+}
+
+/* One whole line, tagged, in one writev: lines of different ranks never interleave. */
+static void emit(long rank, struct stream *s, const char *line, size_t len)
+{
+	char tag[32];
+	struct iovec iov[3];
+
+	iov[0].iov_base = tag;
+	iov[0].iov_len = (size_t)snprintf(tag, sizeof(tag), "[%ld] ", rank);
+	iov[1].iov_base = (void *)line;
+	iov[1].iov_len = len;
+	iov[2].iov_base = "\n";
+	iov[2].iov_len = 1;
+	write_all(s->sink, iov, 3);
+}
+
+/* Read what the rank wrote; pass on each complete line. At EOF the partial line goes too. */
+static void pump(long rank, struct stream *s)
+{
+	char chunk[16384];
+	ssize_t n = read(s->fd, chunk, sizeof(chunk));
+	size_t start = 0, i;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		if (s->len)
+			emit(rank, s, s->buf, s->len);
+		s->len = 0;
+		close(s->fd);
+		s->fd = -1;
+		return;
+	}
+	if (s->len + (size_t)n > s->cap) {
+		size_t cap = s->len + (size_t)n + 4096;
+		char *b = realloc(s->buf, cap);
+
+		if (!b) {
+			emit(rank, s, s->buf, s->len); /* out of memory: pass it on unfinished */
+			s->len = 0;
+			b = s->buf;
+			cap = s->cap;
+			if (s->cap < (size_t)n)
+				return;
+		}
+		s->buf = b;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, chunk, (size_t)n);
+	s->len += (size_t)n;
+	for (i = 0; i < s->len; i++) {
+		if (s->buf[i] != '\n' && i - start < LINE_MAX_BUF)
+			continue;
+		emit(rank, s, s->buf + start, i - start);
+		start = i + (s->buf[i] == '\n');
+	}
+	memmove(s->buf, s->buf + start, s->len - start);
+	s->len -= start;
+}
+
+static long find_rank(const struct job *j, int pvid, pid_t task)
+{
+	long r;
+
+	for (r = 0; r < j->total; r++)
+		if (j->r[r].pvid == pvid && !j->r[r].ended)
+			return r;
+	for (r = 0; r < j->total; r++)
+		if (j->r[r].pvid == -2 && j->r[r].task == task)
+			return r;
+	return -1;
+}
+
+static int exit_code(int status)
+{
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+static void end_job(struct job *j, int sig)
+{
+	if (!j->stop_signal)
+		j->stop_signal = sig;
+	j->killed = 1;
+	pvas_kill(j->pvd, SIGKILL);
+}
+
+/* The ULPs that ended since the last call (the event fd was readable). */
+static void collect(struct job *j)
+{
+	for (;;) {
+		struct pvas_ulp_stats st;
+		int status, pvid = pvas_ulp_wait(j->pvd, -1, &status, &st, PVAS_WNOHANG);
+		long x;
+
+		if (pvid == -ECHILD)
+			j->ulps_done = 1;
+		if (pvid < 0)
+			return;
+		x = find_rank(j, pvid, st.task);
+		if (x < 0)
+			continue; /* a ULP a rank started with pvas_ulp_exec */
+		j->r[x].pvid = pvid;
+		j->r[x].ended = 1;
+		j->r[x].status = status;
+		j->r[x].st = st;
+		if (j->killed) {
+			j->r[x].by_abort = WIFSIGNALED(status);
+			continue;
+		}
+		if (WIFSIGNALED(status) && !j->o->keep_going) {
+			j->abort_rank = x;
+			j->killed = 1;
+			fprintf(
+			    stderr,
+			    "%s: rank %ld (%s, task %d) %s: ending the job (--keep-going lets the "
+			    "other ranks finish)\n",
+			    j->o->tool, x, st.path, (int)st.task, st.how);
+			pvas_kill(j->pvd, SIGKILL);
+		}
+	}
+}
+
+static void signals(struct job *j)
+{
+	struct signalfd_siginfo si;
+
+	while (read(j->sigfd, &si, sizeof(si)) == sizeof(si))
+		end_job(j, (int)si.ssi_signo);
+}
+
+/* The event loop: until every rank is accounted for and every output pipe is at EOF. */
+static void loop(struct job *j)
+{
+	struct pollfd *p = calloc((size_t)(2 + 2 * j->total), sizeof(*p));
+	long r;
+
+	if (!p) {
+		fprintf(stderr, "%s: out of memory; ending the job\n", j->o->tool);
+		end_job(j, SIGTERM);
+		while (pvas_wait(j->pvd, -1, NULL) >= 0)
+			;
+		return;
+	}
+	for (;;) {
+		int n = 2, open = 0;
+
+		p[0] = (struct pollfd){j->sigfd, POLLIN, 0};
+		p[1] = (struct pollfd){j->ulps_done ? -1 : j->evfd, POLLIN, 0};
+		for (r = 0; r < j->total; r++) {
+			p[n++] = (struct pollfd){j->r[r].out.fd, POLLIN, 0};
+			p[n++] = (struct pollfd){j->r[r].err.fd, POLLIN, 0};
+			open += (j->r[r].out.fd >= 0) + (j->r[r].err.fd >= 0);
+		}
+		if (j->ulps_done && !open)
+			break;
+		if (poll(p, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "%s: poll: %s; ending the job\n", j->o->tool,
+				strerror(errno));
+			end_job(j, SIGTERM);
+			while (pvas_wait(j->pvd, -1, NULL) >= 0)
+				;
+			break;
+		}
+		if (p[0].revents)
+			signals(j);
+		if (p[1].revents)
+			collect(j);
+		for (r = 0; r < j->total; r++) {
+			if (p[2 + 2 * r].revents)
+				pump(r, &j->r[r].out);
+			if (p[3 + 2 * r].revents)
+				pump(r, &j->r[r].err);
+		}
+	}
+	free(p);
+}
+
+static void print_stats(const struct job *j)
+{
+	long r;
+
+	printf("%s: backend %s\n", j->o->tool,
+	       pvas_backend(j->pvd) == PVAS_BACKEND_KMOD ? "kmod" : "user");
+	printf("%-6s %-5s %-8s %-10s %-12s %-8s %s\n", "rank", "pvid", "task", "switches", "cpu_ms",
+	       "status", "program");
+	for (r = 0; r < j->total; r++) {
+		const struct rank *x = &j->r[r];
+		char st[32];
+
+		if (!x->ended)
+			snprintf(st, sizeof(st), "-");
+		else if (WIFSIGNALED(x->status))
+			snprintf(st, sizeof(st), "SIG%s", sigabbrev_np(WTERMSIG(x->status)) ?: "?");
+		else
+			snprintf(st, sizeof(st), "%d", WEXITSTATUS(x->status));
+		printf("%-6ld %-5d %-8d %-10llu %-12.3f %-8s %s\n", r, x->pvid, (int)x->task,
+		       (unsigned long long)x->st.switches, x->st.cpu_ns / 1e6, st, x->st.path);
+	}
+	fflush(stdout);
+}
+
+/* Each failed rank on stderr; the job's exit status. */
+static int report(struct job *j)
+{
+	long r, aborted = 0;
+	int status = 0;
+
+	for (r = 0; r < j->total; r++) {
+		struct rank *x = &j->r[r];
+		int code;
+
+		if (!x->ended)
+			continue;
+		code = exit_code(x->status);
+		if (!code)
+			continue;
+		if (x->by_abort) {
+			aborted++;
+			continue;
+		}
+		if (r != j->abort_rank)
+			fprintf(stderr, "%s: rank %ld (%s, task %d): %s\n", j->o->tool, r,
+				x->st.path, (int)x->task, x->st.how);
+		if (!status)
+			status = code;
+	}
+	if (j->abort_rank >= 0) {
+		int sig = WTERMSIG(j->r[j->abort_rank].status);
+
+		fprintf(stderr,
+			"%s: job aborted: rank %ld was killed by signal %d (%s); %ld other "
+			"rank(s) ended by the abort\n",
+			j->o->tool, j->abort_rank, sig, strsignal(sig), aborted);
+		status = 128 + sig; /* as mpiexec: the status of the rank that brought it down */
+	}
+	return status;
+}
+
+int job_run(struct job_opts *o, struct segment *segs, int nsegs)
+{
+	struct job j = {.o = o, .pvd = -1, .sigfd = -1, .abort_rank = -1};
+	struct pvas_attr pattr = {0};
+	struct pvas_task_attr tattr = {0};
+	int per_rank = o->tag || o->outdir, i, rc, failed_load = 0, status;
+	long r, k, nt;
+	sigset_t sigs;
+	pid_t *tasks = NULL;
+
+	for (i = 0; i < nsegs; i++)
+		j.total += segs[i].n;
+	if (per_rank && o->tasks != j.total) {
+		fprintf(stderr, "%s: -l and --output-filename need a PVAS task per rank\n",
+			o->tool);
+		return 2;
+	}
+	j.r = calloc((size_t)j.total, sizeof(*j.r));
+	tasks = calloc((size_t)o->tasks, sizeof(*tasks));
+	if (!j.r || !tasks) {
+		fprintf(stderr, "%s: out of memory\n", o->tool);
+		status = 1;
+		goto out;
+	}
+	for (r = 0; r < j.total; r++) {
+		j.r[r].pvid = -1;
+		j.r[r].out.fd = j.r[r].err.fd = j.r[r].file_out = j.r[r].file_err = -1;
+	}
+	if (o->wdir) {
+		struct stat sb;
+
+		if (stat(o->wdir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			fprintf(stderr, "%s: --wdir %s: %s\n", o->tool, o->wdir,
+				access(o->wdir, F_OK) ? strerror(errno) : "not a directory");
+			status = 2;
+			goto out;
+		}
+		for (i = 0; i < nsegs; i++)
+			if (strchr(segs[i].argv[0], '/') || segs[i].path[0] != '/')
+				segs[i].path = absolute(segs[i].path);
+		if (o->outdir)
+			o->outdir = absolute(o->outdir);
+	}
+	if (o->outdir && open_outputs(&j)) {
+		status = 1;
+		goto out;
+	}
+
+	/* Signals are read from a signalfd in the loop, never handled asynchronously. Blocked
+	 * before pvas_create so that its thread has them blocked too; the tasks unblock them. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	j.sigfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	pattr.partition_size = o->psize;
+	rc = pvas_create_attr(&j.pvd, &pattr);
+	if (rc || j.sigfd < 0) {
+		fprintf(stderr, "%s: %s\n", o->tool, rc ? pvas_errmsg() : strerror(errno));
+		if (!rc)
+			pvas_destroy(j.pvd);
+		status = 1;
+		goto out;
+	}
+	pvas_event_fd_get(j.pvd, &j.evfd);
+	if (o->wdir && chdir(o->wdir) != 0) {
+		fprintf(stderr, "%s: --wdir %s: %s\n", o->tool, o->wdir, strerror(errno));
+		pvas_destroy(j.pvd);
+		status = 2;
+		goto out;
+	}
+
+	tattr.workers = (unsigned)o->workers;
+	tattr.accounting = o->stats;
+	tattr.hold = 1; /* a task must not end before all its ranks are in */
+	/* Ranks in blocks: task k gets ranks [k*total/tasks, (k+1)*total/tasks). */
+	for (nt = 0, r = 0; r < j.total && !failed_load; r++) {
+		long seg_first = 0, s = 0, task = r * o->tasks / j.total;
+		char **env = with_settings(o, cmd_rank_env(r, j.total, o->task_env ? task : -1));
+		struct segment *sg;
+		int po[2] = {-1, -1}, pe[2] = {-1, -1};
+
+		signals(&j);
+		if (j.stop_signal)
+			break;
+		while (r >= seg_first + segs[s].n)
+			seg_first += segs[s++].n;
+		sg = &segs[s];
+		if (!env) {
+			fprintf(stderr, "%s: out of memory\n", o->tool);
+			failed_load = 1;
+			break;
+		}
+		if (task == nt) { /* first rank of a new task */
+			if (o->ncpus) {
+				/* tasks take consecutive runs of the CPU list */
+				static int shifted[JOB_MAX_CPUS];
+				unsigned c;
+
+				for (c = 0; c < o->ncpus; c++)
+					shifted[c] =
+					    o->cpus[(c + (unsigned)(nt * o->workers)) % o->ncpus];
+				tattr.cpus = shifted;
+				tattr.ncpus = o->ncpus;
+			}
+			if (per_rank) {
+				tattr.redirect = 1;
+				tattr.stdio[0] = -1;
+				if (o->tag && (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))) {
+					fprintf(stderr, "%s: rank %ld: pipe: %s\n", o->tool, r,
+						strerror(errno));
+					failed_load = 1;
+					break;
+				}
+				tattr.stdio[1] = o->tag ? po[1] : j.r[r].file_out;
+				tattr.stdio[2] = o->tag ? pe[1] : j.r[r].file_err;
+			}
+			rc = pvas_spawn_attr(j.pvd, -1, sg->path, sg->argv, env, &tattr);
+			if (rc > 0)
+				tasks[nt++] = rc;
+			if (o->tag) {
+				close(po[1]);
+				close(pe[1]);
+				j.r[r].out = (struct stream){
+				    .fd = po[0], .sink = o->outdir ? j.r[r].file_out : 1};
+				j.r[r].err = (struct stream){
+				    .fd = pe[0], .sink = o->outdir ? j.r[r].file_err : 2};
+				fcntl(po[0], F_SETFL, O_NONBLOCK);
+				fcntl(pe[0], F_SETFL, O_NONBLOCK);
+			}
+		} else {
+			rc = pvas_task_exec(j.pvd, tasks[task], -1, sg->path, sg->argv, env);
+		}
+		free(env);
+		if (rc < 0) {
+			fprintf(stderr, "%s: rank %ld: %s\n", o->tool, r, pvas_errmsg());
+			failed_load = rc == -ENOENT ? 127 : 126;
+			break;
+		}
+		j.r[r].pvid = task == nt - 1 && rc == tasks[task] ? -2 : rc; /* see find_rank */
+		j.r[r].task = tasks[task];
+	}
+	for (k = 0; k < nt; k++)
+		pvas_task_release(j.pvd, tasks[k]);
+	if (failed_load)
+		end_job(&j, 0); /* never a half-started job */
+
+	loop(&j);
+	status = report(&j);
+	if (o->stats)
+		print_stats(&j);
+	for (k = 0; k < nt; k++)
+		pvas_task_wait(j.pvd, tasks[k], NULL);
+	pvas_destroy(j.pvd);
+	if (j.stop_signal)
+		status = 128 + j.stop_signal;
+	else if (failed_load)
+		status = failed_load;
+out:
+	for (r = 0; j.r && r < j.total; r++) {
+		free(j.r[r].out.buf);
+		free(j.r[r].err.buf);
+		if (j.r[r].file_out >= 0)
+			close(j.r[r].file_out);
+		if (j.r[r].file_err >= 0)
+			close(j.r[r].file_err);
+	}
+	free(j.r);
+	free(tasks);
+	if (j.sigfd >= 0)
+		close(j.sigfd);
+	return status;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One job of ranks over PVAS tasks, run through include/pvas.h: what ulpexec and ulpspawn share
+ * once their command lines are parsed. The launcher's event loop polls the host's event fd
+ * (pvas_event_fd_get), a signalfd for SIGINT/SIGTERM/SIGHUP, and the ranks' output pipes.
+ */
+#ifndef ULP_LAUNCH_JOB_H
+#define ULP_LAUNCH_JOB_H
+
+#include <stddef.h>
+
+#include "cmdline.h"
+
+#define JOB_MAX_CPUS 1024
+
+struct job_opts {
+	const char *tool;   /* prefix of every message */
+	long tasks;	    /* PVAS tasks; ranks go to them in blocks */
+	long workers;	    /* kernel threads per task */
+	size_t psize;	    /* partition size (0: the default) */
+	int stats;	    /* table per rank at the end */
+	int tag;	    /* -l: "[R] " before each line of rank R's output */
+	int keep_going;	    /* no job abort when a rank is killed by a signal */
+	int task_env;	    /* ULP_TASK in the ranks' environment */
+	const char *outdir; /* --output-filename: DIR/R/stdout, DIR/R/stderr */
+	const char *wdir;   /* --wdir: the ranks' working directory */
+	char **setenv;	    /* NAME=VALUE for every rank (-genv, -x) */
+	int nsetenv;
+	int cpus[JOB_MAX_CPUS]; /* --bind */
+	unsigned ncpus;
+};
+
+/* Add NAME=VALUE (value NULL: NAME's value in our environment) to o->setenv; 0 or -1 with a
+ * message when NAME is empty, has '=', or (value NULL) is not set. */
+int job_setenv(struct job_opts *o, const char *name, const char *value);
+
+/* Run the job; returns the launcher's exit status: 0 when every rank exited 0, else the first
+ * non-zero status by rank (128+signal for a killed rank); 127 when a program is missing and 126
+ * when it cannot be run; 128+signal when the launcher got SIGINT/SIGTERM/SIGHUP. */
+int job_run(struct job_opts *o, struct segment *segs, int nsegs);
+
+#endif
