@@ -324,6 +324,7 @@ static void loop(struct job *j)
 			;
 		return;
 	}
+	collect(j); /* -ECHILD at once when no rank was started (a refused first program) */
 	for (;;) {
 		int n = 2, open = 0;
 

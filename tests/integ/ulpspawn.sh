@@ -104,6 +104,7 @@ for sig in TERM INT KILL; do
 	pids=$(sed -n 's/^pid //p' "$T/out" | sort -u)
 	kill -$sig $sp
 	wait $sp 2>/dev/null
+	sp_rc=$?
 	sleep 0.5
 	left=0
 	# a zombie is dead (it waits for a reaper that may not come: PID 1 of a container)
@@ -111,11 +112,12 @@ for sig in TERM INT KILL; do
 		st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)
 		[ -n "$st" ] && [ "$st" != Z ] && left=$((left + 1))
 	done
-	if [ "$(echo "$pids" | wc -w)" = 4 ] && [ $left = 0 ]; then
-		ok "SIG$sig to ulpspawn leaves no task process behind"
+	case $sig in TERM) want=143 ;; INT) want=130 ;; *) want=137 ;; esac
+	if [ "$(echo "$pids" | wc -w)" = 4 ] && [ $left = 0 ] && [ "$sp_rc" = $want ]; then
+		ok "SIG$sig to ulpspawn leaves no task process behind (exit status $want)"
 	else
-		echo "tasks: $pids; still alive: $left" >>"$T/out"
-		no "SIG$sig to ulpspawn leaves no task process behind"
+		echo "tasks: $pids; still alive: $left; exit status $sp_rc" >>"$T/out"
+		no "SIG$sig to ulpspawn leaves no task process behind (exit status $want)"
 		for p in $pids; do kill -9 "$p" 2>/dev/null; done
 	fi
 done
