@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pvas.h"
 
@@ -16,6 +17,10 @@ int main(void)
 		       pvas_ulp_switch(0), pvas_yield());
 		return rc == -ENOTSUP ? 0 : 1;
 	}
+	/* The launcher loads ranks one by one and the first may run before its partner exists
+	 * (a PVAS task starts at once): wait for the partner (at most about 10 s). */
+	for (i = 0; i < 100000 && pvas_ulp_switch(pvid ^ 1) == -ESRCH; i++)
+		usleep(100);
 	for (i = 0; i < 1000; i++) {
 		rc = pvas_ulp_switch(pvid ^ 1);
 		if (rc == 0)
