@@ -60,6 +60,19 @@ void ulp_arch_trap_set_ret(void *uc, long v);
 uintptr_t ulp_arch_trap_pc(void *uc);
 
 /*
+ * A thread's complete user register state, to start a ULP thread where clone(2) returns in the
+ * child: taken from the trap's signal context, then given its own stack pointer and return value.
+ * struct ulp_arch_regs is defined in arch_impl.h (x86_64 only so far).
+ */
+struct ulp_arch_regs;
+void ulp_arch_regs_from_trap(struct ulp_arch_regs *r, const void *uc);
+void ulp_arch_regs_set_child(struct ulp_arch_regs *r, uintptr_t sp, long ret);
+/* Load every register of r and continue at its pc on its stack. Writes two words below r's sp. */
+void ulp_arch_regs_resume(const struct ulp_arch_regs *r) __attribute__((noreturn));
+/* The signal mask saved in a trap's signal context (the interrupted thread's mask). */
+unsigned long *ulp_arch_trap_sigmask(void *uc);
+
+/*
  * Provided inline by arch_impl.h:
  *   uintptr_t ulp_arch_tls_get(void);      the TLS register (fs base, tpidr_el0, %g7)
  *   void ulp_arch_tls_set(uintptr_t v);

@@ -16,6 +16,8 @@
 #include <sched.h>
 #include <sys/syscall.h>
 
+#include "uthread.h"
+
 #define ENTRY_STACK (32 * 1024) /* below the initial sp: runs ulp_start, then the program's */
 
 _Static_assert(offsetof(struct ulp_cb, magic) == 0 && offsetof(struct ulp_cb, pvid) == 8 &&
@@ -72,7 +74,7 @@ static int guest_yield(struct ulp_cb *cb)
 {
 	/* Nothing else to run in this task: the CPU may be wanted by another task (another
 	 * process), which is waiting for us as much as we for it. */
-	if (!ulp_task_yield(&cb->task))
+	if (!ulp_task_yield(ulp_worker_self()->cur)) /* the calling thread of the ULP */
 		ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 	return 0;
 }
@@ -97,7 +99,7 @@ static int guest_switch(struct ulp_cb *cb, int pvid)
 	 * search compares pointers only, so a target that ended meanwhile is simply not found. */
 	if (!ulp_task_unqueue(cb->task.worker->rt, &to->task))
 		return -EAGAIN; /* running on another worker, blocked, or ended */
-	ulp_task_yield_to(&cb->task, &to->task);
+	ulp_task_yield_to(ulp_worker_self()->cur, &to->task);
 	return 0;
 }
 
@@ -386,6 +388,7 @@ void ulp_proc_release(struct ulp_cb *cb, int (*gone)(void *arg), void *arg)
 		sched_yield();
 	}
 	pvas_names_drop(r, pvid);
+	ulp_tg_release(cb);
 	r->backend->release(cb);
 	cb->magic = 0;
 	unclaim(r, pvid);

@@ -65,6 +65,8 @@ struct ulp_proc_slot {
 
 struct pvas_region;
 struct ulp_backend_ops;
+struct ulp_cb;
+struct ulp_tg;
 
 /* Guest op of the name tables (names.c). */
 int pvas_names_barrier(struct ulp_cb *cb, const char *name, int count);
@@ -104,6 +106,7 @@ struct ulp_cb {
 	int rank;	     /* for the tools: ULP_RANK */
 	int nkids;	     /* its child processes not yet waited for (sys_fork.c) */
 	int kids[ULP_MAX_KIDS];
+	struct ulp_tg *tg; /* its threads (uthread.h), NULL until the first thread call */
 	char path[256];
 };
 

@@ -6,20 +6,17 @@
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
+#include "uthread.h"
 
 #include <errno.h>
 #include <signal.h>
 
+/* Every thread of the ULP ends, then the ULP (sys_thread.c). */
 void ulp_sys_end(struct ulp_cb *cb, int status, int sig)
 {
-	unsigned long none = 0;
-
 	if (ulp_sys_in_child()) /* a fork child is a process: it ends as one */
 		ulp_sys_die(status, sig);
-
-	/* The program may have blocked signals (abort does): the worker must not keep that. */
-	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, ULP_KSIGSET_SIZE, 0, 0);
-	ulp_proc_exit(cb, status, sig);
+	ulp_tg_die(cb, status, sig);
 }
 
 /* End the calling process as the kernel would: by sig's default action, or exit_group(status). */
@@ -41,7 +38,7 @@ void ulp_sys_die(int status, int sig)
 		ulp_arch_syscall(SYS_exit_group, status, 0, 0, 0, 0, 0);
 }
 
-/* exit and exit_group: a ULP has no other kernel thread, so both end the ULP. */
+/* exit_group (exit, which ends one thread, is ulp_sys_exit_thread in sys_thread.c). */
 long ulp_sys_exit(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	ulp_sys_end(cb, (int)s->a[0], 0);
@@ -60,8 +57,11 @@ long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 	long *a = s->a;
 	long pid = ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	int sig = (int)(s->nr == SYS_tgkill ? a[2] : a[1]);
+	long r;
 	int self;
 
+	if (s->nr != SYS_kill && ulp_tg_kill(cb, s->nr, a, &r))
+		return r; /* aimed at a thread of this ULP (sys_thread.c) */
 	if (s->nr == SYS_tgkill)
 		self = a[0] == pid && a[1] == cb->task.worker->tid;
 	else if (s->nr == SYS_tkill)
@@ -76,7 +76,7 @@ long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 /* Another ULP's turn when one is ready; else the worker's kernel thread yields. */
 long ulp_sys_sched_yield(struct ulp_cb *cb, struct ulp_sys *s)
 {
-	if (ulp_task_yield(&cb->task))
+	if (ulp_task_yield(ulp_cur_task())) /* the calling thread of the ULP */
 		return 0;
 	return ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 }

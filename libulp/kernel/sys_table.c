@@ -17,7 +17,6 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_mprotect] = ulp_sys_mprotect,
     [SYS_madvise] = ulp_sys_madvise,
     /* process: sys_proc.c */
-    [SYS_exit] = ulp_sys_exit,
     [SYS_exit_group] = ulp_sys_exit,
     [SYS_kill] = ulp_sys_kill,
     [SYS_tkill] = ulp_sys_kill,
@@ -36,6 +35,13 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_clone3] = ulp_sys_clone3,
     [SYS_set_tid_address] = ulp_sys_set_tid_address,
     [SYS_rseq] = ulp_sys_rseq,
+    [SYS_exit] = ulp_sys_exit_thread,
+    [SYS_gettid] = ulp_sys_gettid,
+    [SYS_set_robust_list] = ulp_sys_set_robust_list,
+    [SYS_get_robust_list] = ulp_sys_get_robust_list,
+    [SYS_sched_getaffinity] = ulp_sys_sched_getaffinity,
+    [SYS_sched_setaffinity] = ulp_sys_sched_setaffinity,
+    [SYS_futex] = ulp_sys_futex,
     /* I/O: sys_io.c */
     [SYS_close] = ulp_sys_close,
     /* calls only this architecture has: libulp/arch/<arch>/sys_arch.{h,c} */

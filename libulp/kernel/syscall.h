@@ -76,8 +76,11 @@ int ulp_sys_in_child(void);
 ulp_sys_handler ulp_sys_child;
 /* signals (sys_signal.c) */
 ulp_sys_handler ulp_sys_rt_sigaction, ulp_sys_rt_sigprocmask, ulp_sys_sigaltstack;
-/* threads (sys_thread.c) */
-ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_rseq;
+/* threads (sys_thread.c); ulp_sys_exit_thread serves exit (this thread; exit_group is
+ * ulp_sys_exit) */
+ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_rseq,
+    ulp_sys_exit_thread, ulp_sys_gettid, ulp_sys_set_robust_list, ulp_sys_get_robust_list,
+    ulp_sys_sched_getaffinity, ulp_sys_sched_setaffinity, ulp_sys_futex;
 /* I/O (sys_io.c) */
 ulp_sys_handler ulp_sys_close;
 /* calls only this architecture has (libulp/arch/<arch>/sys_arch.c) */

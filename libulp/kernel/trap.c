@@ -18,6 +18,7 @@
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
+#include "uthread.h"
 
 #include <errno.h>
 #include <linux/filter.h>
@@ -28,6 +29,10 @@
 #include <sys/prctl.h>
 #include <ucontext.h>
 #include <unistd.h>
+
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1 /* si_code of a seccomp trap */
+#endif
 
 /* The runtime's handlers for the signals it owns (ULP_RT_SIGMASK), as the kernel has them. */
 static struct ulp_ksigaction saved[ULP_NSIG + 1];
@@ -53,6 +58,13 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 	struct ulp_sys call;
 	ulp_sys_fn fn;
 
+	if (si->si_code != SYS_SECCOMP) {
+		/* Not a trap: a kick from another thread of a ULP to this worker (exit_group,
+		 * a signal for the thread it runs, uthread.h). Whatever runs now looks at it. */
+		if (cb && cb->magic == ULP_CB_MAGIC)
+			ulp_tg_kick(cb, ucv);
+		return;
+	}
 	if (!cb || cb->magic != ULP_CB_MAGIC) {
 		/* A trapped call from the region outside any running ULP: cannot happen unless
 		 * memory is corrupt. Say so and stop. */
@@ -70,6 +82,8 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 	else
 		ulp_arch_trap_set_ret(ucv, fn ? fn(cb, &call) : -ENOSYS);
 	fix_altstack(ucv);
+	/* The thread may have to end (its ULP is dying) or take a signal sent to it. */
+	ulp_tg_trap_return(cb, ucv);
 }
 
 static void fault_handler(int sig, siginfo_t *si, void *ucv)
@@ -170,7 +184,8 @@ int ulp_trap_install(struct pvas_region *r)
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sigsys_handler;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	/* SA_RESTART: a kick (see sigsys_handler) must not fail the system call it interrupts */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSYS, &sa, NULL) != 0)
 		return -errno;

@@ -19,6 +19,15 @@
 #define ULP_FRAME_RIP 56 /* return address */
 #define ULP_ARCH_FRAME_SIZE 64
 
+/* Register block of ulp_arch_regs_resume (regs.S reads these offsets; trap.c asserts them). */
+struct ulp_arch_regs {
+	uint64_t rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp; /* 0 .. 56 */
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;	 /* 64 .. 120 */
+	uint64_t rip, rflags;				 /* 128, 136 */
+	uint32_t mxcsr;					 /* 144 */
+	uint16_t fcw;					 /* 148 */
+};
+
 #define ULP_ARCH_SELF_SURVIVES_TLS 1
 #define ULP_ARCH_SECCOMP_IP_HI 12 /* little endian: high word of the u64 at offset 8 */
 

@@ -3,6 +3,7 @@
 #include "../arch.h"
 
 #include <linux/audit.h>
+#include <stddef.h>
 #include <signal.h>
 #include <ucontext.h>
 
@@ -32,4 +33,59 @@ void ulp_arch_trap_set_ret(void *ucv, long v)
 uintptr_t ulp_arch_trap_pc(void *ucv)
 {
 	return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+}
+
+_Static_assert(offsetof(struct ulp_arch_regs, rsp) == 56 && offsetof(struct ulp_arch_regs, r8) == 64 &&
+		   offsetof(struct ulp_arch_regs, rip) == 128 &&
+		   offsetof(struct ulp_arch_regs, rflags) == 136 &&
+		   offsetof(struct ulp_arch_regs, mxcsr) == 144 &&
+		   offsetof(struct ulp_arch_regs, fcw) == 148,
+	       "regs.S reads these offsets");
+
+void ulp_arch_regs_from_trap(struct ulp_arch_regs *r, const void *ucv)
+{
+	const ucontext_t *uc = ucv;
+	const greg_t *g = uc->uc_mcontext.gregs;
+
+	r->rax = (uint64_t)g[REG_RAX];
+	r->rbx = (uint64_t)g[REG_RBX];
+	r->rcx = (uint64_t)g[REG_RCX];
+	r->rdx = (uint64_t)g[REG_RDX];
+	r->rsi = (uint64_t)g[REG_RSI];
+	r->rdi = (uint64_t)g[REG_RDI];
+	r->rbp = (uint64_t)g[REG_RBP];
+	r->rsp = (uint64_t)g[REG_RSP];
+	r->r8 = (uint64_t)g[REG_R8];
+	r->r9 = (uint64_t)g[REG_R9];
+	r->r10 = (uint64_t)g[REG_R10];
+	r->r11 = (uint64_t)g[REG_R11];
+	r->r12 = (uint64_t)g[REG_R12];
+	r->r13 = (uint64_t)g[REG_R13];
+	r->r14 = (uint64_t)g[REG_R14];
+	r->r15 = (uint64_t)g[REG_R15];
+	r->rip = (uint64_t)g[REG_RIP];
+	/* Only the flags user code may set: popfq in user mode ignores the rest anyway. */
+	r->rflags = (uint64_t)g[REG_EFL] & 0x8d5;
+	if (uc->uc_mcontext.fpregs) {
+		r->mxcsr = uc->uc_mcontext.fpregs->mxcsr;
+		r->fcw = uc->uc_mcontext.fpregs->cwd;
+	} else {
+		r->mxcsr = 0x1f80;
+		r->fcw = 0x37f;
+	}
+}
+
+/* clone(2) in the child: the same registers, rax = 0 and the new stack; rcx and r11 hold what the
+ * syscall instruction leaves there (the return address and the flags). */
+void ulp_arch_regs_set_child(struct ulp_arch_regs *r, uintptr_t sp, long ret)
+{
+	r->rax = (uint64_t)ret;
+	r->rsp = sp;
+	r->rcx = r->rip;
+	r->r11 = r->rflags;
+}
+
+unsigned long *ulp_arch_trap_sigmask(void *ucv)
+{
+	return (unsigned long *)&((ucontext_t *)ucv)->uc_sigmask;
 }
