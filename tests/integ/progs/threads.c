@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * POSIX threads inside one program, checked by the program itself: run as a process and as ULPs
+ * (tests/integ/threads.sh), both must print the same "ok" lines and no "FAIL".
+ *
+ * Usage: threads [all|mainexit|exitgroup|segv|many N]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(name, cond, ...)                                                                     \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			printf("ok %s\n", name);                                                   \
+		} else {                                                                           \
+			printf("FAIL %s: ", name);                                                 \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+			failures++;                                                                \
+		}                                                                                  \
+		fflush(stdout);                                                                    \
+	} while (0)
+
+static long tid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+static double now_ms(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- create, join, detach, return values, thread ids ---- */
+
+static void *ret_arg(void *a)
+{
+	return (void *)((long)a * 3 + tid() * 0);
+}
+
+static long tids[8];
+static void *record_tid(void *a)
+{
+	long t1 = tid();
+
+	sched_yield();
+	tids[(long)a] = t1 == tid() ? t1 : -1; /* stable across switches */
+	return NULL;
+}
+
+static sem_t detached_done;
+static void *detached(void *a)
+{
+	sem_post(&detached_done);
+	return NULL;
+}
+
+static void test_create(void)
+{
+	pthread_t t[8];
+	void *r;
+	long sum = 0, i, j;
+	int distinct = 1;
+
+	for (i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, ret_arg, (void *)i);
+	for (i = 0; i < 8; i++) {
+		pthread_join(t[i], &r);
+		sum += (long)r;
+	}
+	CHECK("create-join", sum == 3 * 28, "sum of return values %ld, want 84", sum);
+
+	for (i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, record_tid, (void *)i);
+	for (i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < 8; i++) {
+		if (tids[i] <= 0 || tids[i] == getpid())
+			distinct = 0;
+		for (j = 0; j < i; j++)
+			if (tids[i] == tids[j])
+				distinct = 0;
+	}
+	CHECK("gettid", distinct && tid() == getpid(),
+	      "thread ids not distinct/stable, or main's %ld != pid %d", tid(), getpid());
+
+	sem_init(&detached_done, 0, 0);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], &at, detached, NULL);
+	for (i = 0; i < 4; i++)
+		sem_wait(&detached_done);
+	CHECK("detach", 1, "");
+}
+
+/* ---- mutex, rwlock, barrier, TLS ---- */
+
+static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+static long counter;
+static void *count(void *a)
+{
+	for (int i = 0; i < 20000; i++) {
+		pthread_mutex_lock(&mtx);
+		counter++;
+		if (i % 1000 == 0)
+			sched_yield(); /* give the others a chance to contend */
+		pthread_mutex_unlock(&mtx);
+	}
+	return NULL;
+}
+
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static long rw_a, rw_b, rw_bad;
+static void *rw_worker(void *a)
+{
+	for (int i = 0; i < 5000; i++) {
+		if ((long)a % 2) {
+			pthread_rwlock_wrlock(&rw);
+			rw_a++;
+			sched_yield();
+			rw_b++;
+			pthread_rwlock_unlock(&rw);
+		} else {
+			pthread_rwlock_rdlock(&rw);
+			if (rw_a != rw_b)
+				rw_bad++;
+			pthread_rwlock_unlock(&rw);
+		}
+	}
+	return NULL;
+}
+
+static pthread_barrier_t bar;
+static _Atomic int phase_count[50];
+static _Atomic int barrier_bad;
+static void *bar_worker(void *a)
+{
+	for (int p = 0; p < 50; p++) {
+		atomic_fetch_add(&phase_count[p], 1);
+		pthread_barrier_wait(&bar);
+		if (atomic_load(&phase_count[p]) != 4) /* all four arrived before anyone left */
+			atomic_fetch_add(&barrier_bad, 1);
+		pthread_barrier_wait(&bar);
+	}
+	return NULL;
+}
+
+static __thread long tls_var = 42;
+static __thread char tls_buf[64];
+static _Atomic int tls_bad;
+static void *tls_worker(void *a)
+{
+	long me = (long)a;
+
+	if (tls_var != 42)
+		atomic_fetch_add(&tls_bad, 1);
+	tls_var = me;
+	snprintf(tls_buf, sizeof(tls_buf), "thread %ld", me);
+	for (int i = 0; i < 100; i++) {
+		sched_yield();
+		char want[64];
+		snprintf(want, sizeof(want), "thread %ld", me);
+		if (tls_var != me || strcmp(tls_buf, want))
+			atomic_fetch_add(&tls_bad, 1);
+	}
+	return NULL;
+}
+
+static void run_n(int n, void *(*fn)(void *))
+{
+	pthread_t t[16];
+	long i;
+
+	for (i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, fn, (void *)i);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void test_sync(void)
+{
+	run_n(8, count);
+	CHECK("mutex", counter == 8 * 20000, "counter %ld, want 160000", counter);
+	run_n(6, rw_worker);
+	CHECK("rwlock", rw_bad == 0 && rw_a == 3 * 5000 && rw_a == rw_b,
+	      "readers saw %ld torn states, a=%ld b=%ld", rw_bad, rw_a, rw_b);
+	pthread_barrier_init(&bar, NULL, 4);
+	run_n(4, bar_worker);
+	CHECK("barrier", barrier_bad == 0, "%d threads left a phase early", barrier_bad);
+	run_n(8, tls_worker);
+	CHECK("thread-local", tls_bad == 0 && tls_var == 42, "%d bad TLS reads, main's %ld",
+	      tls_bad, tls_var);
+}
+
+/* ---- condition variables, with and without timeouts ---- */
+
+static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int ready_flag;
+static void *signaller(void *a)
+{
+	usleep(20000);
+	pthread_mutex_lock(&cm);
+	ready_flag = 1;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&cm);
+	return NULL;
+}
+
+static int timedwait_ms(pthread_cond_t *c, clockid_t clk, int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	return pthread_cond_timedwait(c, &cm, &ts);
+}
+
+static void test_cond(void)
+{
+	pthread_condattr_t ca;
+	pthread_cond_t mono;
+	pthread_t t;
+	double t0, el;
+	int rc;
+
+	pthread_mutex_lock(&cm);
+	t0 = now_ms(CLOCK_MONOTONIC);
+	rc = timedwait_ms(&cv, CLOCK_REALTIME, 60);
+	el = now_ms(CLOCK_MONOTONIC) - t0;
+	pthread_mutex_unlock(&cm);
+	CHECK("cond-timeout-realtime", rc == ETIMEDOUT && el >= 59,
+	      "rc %d after %.1f ms, want ETIMEDOUT after >= 60 ms", rc, el);
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&mono, &ca);
+	pthread_mutex_lock(&cm);
+	t0 = now_ms(CLOCK_MONOTONIC);
+	rc = timedwait_ms(&mono, CLOCK_MONOTONIC, 40);
+	el = now_ms(CLOCK_MONOTONIC) - t0;
+	pthread_mutex_unlock(&cm);
+	CHECK("cond-timeout-monotonic", rc == ETIMEDOUT && el >= 39,
+	      "rc %d after %.1f ms, want ETIMEDOUT after >= 40 ms", rc, el);
+
+	pthread_create(&t, NULL, signaller, NULL);
+	pthread_mutex_lock(&cm);
+	rc = 0;
+	while (!ready_flag && rc == 0)
+		rc = timedwait_ms(&cv, CLOCK_REALTIME, 10000);
+	pthread_mutex_unlock(&cm);
+	pthread_join(t, NULL);
+	CHECK("cond-signal", rc == 0 && ready_flag, "rc %d flag %d", rc, ready_flag);
+
+	sem_t s;
+	struct timespec ts;
+	sem_init(&s, 0, 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 30000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	rc = sem_timedwait(&s, &ts);
+	CHECK("sem-timedwait", rc == -1 && errno == ETIMEDOUT, "rc %d errno %d", rc, errno);
+}
+
+/* ---- cancel, kill, robust mutexes ---- */
+
+static int cleaned;
+static void cleanup(void *a)
+{
+	cleaned = 1;
+}
+
+static void *cancel_in_wait(void *a)
+{
+	pthread_cleanup_push(cleanup, NULL);
+	pthread_mutex_lock(&cm);
+	for (;;)
+		pthread_cond_wait(&cv, &cm); /* a cancellation point; nobody signals */
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
+static void *cancel_in_sleep(void *a)
+{
+	for (;;)
+		usleep(1000);
+	return NULL;
+}
+
+static void *cancel_async(void *a)
+{
+	volatile long spin = 0;
+
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+	for (;;) {
+		spin++;
+		if (spin % 100000 == 0)
+			sched_yield(); /* on one worker, the canceller needs to run */
+	}
+	return NULL;
+}
+
+static _Atomic long sig_in_thread;
+static _Atomic int sig_go;
+static pthread_t sig_target;
+static void on_usr1(int s)
+{
+	sig_in_thread = pthread_equal(pthread_self(), sig_target) ? tid() : -1;
+}
+
+static void *wait_for_signal(void *a)
+{
+	while (!atomic_load(&sig_in_thread))
+		sched_yield();
+	return NULL;
+}
+
+static pthread_mutex_t robust;
+static void *die_holding(void *a)
+{
+	pthread_mutex_lock(&robust);
+	return NULL; /* ends with the robust mutex held */
+}
+
+static void test_cancel_kill(void)
+{
+	pthread_t t;
+	void *r;
+	int rc;
+
+	pthread_create(&t, NULL, cancel_in_wait, NULL);
+	usleep(20000);
+	pthread_cancel(t);
+	pthread_join(t, &r);
+	pthread_mutex_unlock(&cm); /* the cancelled wait re-took it before unwinding */
+	CHECK("cancel-condwait", r == PTHREAD_CANCELED && cleaned, "ret %p cleaned %d", r,
+	      cleaned);
+	pthread_create(&t, NULL, cancel_in_sleep, NULL);
+	usleep(20000);
+	pthread_cancel(t);
+	pthread_join(t, &r);
+	CHECK("cancel-sleep", r == PTHREAD_CANCELED, "ret %p", r);
+	pthread_create(&t, NULL, cancel_async, NULL);
+	usleep(20000);
+	pthread_cancel(t);
+	pthread_join(t, &r);
+	CHECK("cancel-async", r == PTHREAD_CANCELED, "ret %p", r);
+
+	signal(SIGUSR1, on_usr1);
+	pthread_create(&sig_target, NULL, wait_for_signal, NULL);
+	usleep(10000);
+	rc = pthread_kill(sig_target, SIGUSR1);
+	pthread_join(sig_target, NULL);
+	CHECK("pthread-kill", rc == 0 && sig_in_thread > 0 && sig_in_thread != getpid(),
+	      "rc %d, handler ran in %ld", rc, (long)sig_in_thread);
+	rc = pthread_kill(sig_target, 0);
+	CHECK("pthread-kill-ended", rc == ESRCH || rc == 0, "rc %d", rc);
+
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&robust, &ma);
+	pthread_create(&t, NULL, die_holding, NULL);
+	pthread_join(t, NULL);
+	rc = pthread_mutex_lock(&robust);
+	if (rc == EOWNERDEAD)
+		pthread_mutex_consistent(&robust);
+	pthread_mutex_unlock(&robust);
+	CHECK("robust-owner-died", rc == EOWNERDEAD, "lock gave %d, want EOWNERDEAD", rc);
+
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	rc = sched_getaffinity(0, sizeof(set), &set);
+	CHECK("affinity", rc == 0 && CPU_COUNT(&set) >= 1, "rc %d count %d", rc, CPU_COUNT(&set));
+}
+
+/* ---- separate modes: how a threaded program ends ---- */
+
+static void *late_print(void *a)
+{
+	usleep(50000);
+	printf("ok mainexit: thread outlived main\n");
+	fflush(stdout);
+	return NULL;
+}
+
+static pthread_mutex_t never = PTHREAD_MUTEX_INITIALIZER;
+static void *block_forever(void *a)
+{
+	pthread_mutex_lock(&cm);
+	for (;;)
+		pthread_cond_wait(&cv, &cm);
+	return NULL;
+}
+
+static void *spin_forever(void *a)
+{
+	for (volatile long i = 0;; i++)
+		if (i % 1000000 == 0)
+			sched_yield();
+	return NULL;
+}
+
+static void *exit_7(void *a)
+{
+	usleep(20000);
+	exit(7);
+}
+
+static void *segv(void *a)
+{
+	usleep(10000);
+	*(volatile int *)a = 1;
+	return NULL;
+}
+
+static _Atomic long many_sum;
+static void *many_fn(void *a)
+{
+	pthread_mutex_lock(&mtx);
+	counter++;
+	pthread_mutex_unlock(&mtx);
+	sched_yield();
+	atomic_fetch_add(&many_sum, (long)a);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "all";
+	pthread_t t;
+
+	if (!strcmp(mode, "mainexit")) {
+		pthread_create(&t, NULL, late_print, NULL);
+		pthread_exit(NULL);
+	}
+	if (!strcmp(mode, "exitgroup")) {
+		pthread_create(&t, NULL, block_forever, NULL);
+		pthread_create(&t, NULL, spin_forever, NULL);
+		pthread_create(&t, NULL, exit_7, NULL);
+		pthread_mutex_lock(&never);
+		pthread_mutex_lock(&never); /* deadlocks on itself: only exit_7 ends this */
+		return 1;
+	}
+	if (!strcmp(mode, "segv")) {
+		pthread_create(&t, NULL, block_forever, NULL);
+		pthread_create(&t, NULL, segv, NULL);
+		pthread_join(t, NULL);
+		printf("FAIL segv: still running after the fault\n");
+		return 1;
+	}
+	if (!strcmp(mode, "many")) {
+		int n = argc > 2 ? atoi(argv[2]) : 8, i;
+		pthread_t *ts = calloc((size_t)n, sizeof(*ts));
+		long want = 0;
+
+		for (i = 0; i < n; i++) {
+			if (pthread_create(&ts[i], NULL, many_fn, (void *)(long)i)) {
+				printf("FAIL many: pthread_create %d\n", i);
+				return 1;
+			}
+			want += i;
+		}
+		for (i = 0; i < n; i++)
+			pthread_join(ts[i], NULL);
+		CHECK("many", counter == n && many_sum == want, "counter %ld sum %ld", counter,
+		      (long)many_sum);
+		return failures != 0;
+	}
+	test_create();
+	test_sync();
+	test_cond();
+	test_cancel_kill();
+	printf("%s\n", failures ? "FAILED" : "all ok");
+	return failures != 0;
+}
