@@ -4,6 +4,8 @@ INTEG := $(O)/tests/integ
 INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx \
 	$(INTEG)/guest_cxx_dyn $(INTEG)/crash $(INTEG)/pingpong $(INTEG)/exec_nopie $(INTEG)/share $(INTEG)/probe \
 	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn
+THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
+	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
 $(INTEG)/%: tests/integ/progs/%.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
@@ -20,15 +22,35 @@ $(INTEG)/guest_cxx_dyn: tests/integ/progs/guest_cxx.cpp
 $(INTEG)/exec_nopie: tests/integ/progs/crash.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -Iinclude -fno-pie -no-pie -static -o $@ $^
-ALL_TARGETS += $(INTEG_PROGS)
+# Threaded guests (tests/integ/threads.sh): plain programs, no libpvas-guest.
+$(INTEG)/threads: tests/integ/progs/threads.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -fPIE -static-pie -pthread -o $@ $<
+$(INTEG)/threads_dyn: tests/integ/progs/threads.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -fPIE -pie -pthread -o $@ $<
+$(INTEG)/threads_cxx: tests/integ/progs/threads_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(Q)$(CXX) -O1 -g -fPIE -static-pie -pthread -o $@ $<
+$(INTEG)/threads_cxx_dyn: tests/integ/progs/threads_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(Q)$(CXX) -O1 -g -fPIE -pie -pthread -o $@ $<
+$(INTEG)/threads_omp_dyn: tests/integ/progs/threads_omp.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -fPIE -pie -fopenmp -o $@ $<
+$(INTEG)/futex_shared_dyn: tests/integ/progs/futex_shared.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -fPIE -pie -o $@ $<
+ALL_TARGETS += $(INTEG_PROGS) $(THREAD_PROGS)
 
 .PHONY: check-integ
-check-integ: $(INTEG_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $(O)/examples/paper/ulpspawn_sample
+check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $(O)/examples/paper/ulpspawn_sample
 	$(Q)$(RUN_TEST) integ-ulpexec sh tests/integ/ulpexec.sh $(O)
 	$(Q)$(RUN_TEST) integ-ulpspawn sh tests/integ/ulpspawn.sh $(O)
 	$(Q)$(RUN_TEST) integ-options sh tests/integ/options.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) integ-maps sh tests/integ/maps.sh $(O)
 	$(Q)$(RUN_TEST) integ-process sh tests/integ/process.sh $(O)
+	$(Q)$(RUN_TEST) integ-threads sh tests/integ/threads.sh $(O)
 CHECK_TARGETS += check-integ
 endif
 -include tests/integ/mpi_like.mk

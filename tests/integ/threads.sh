@@ -1,0 +1,124 @@
+#!/bin/sh
+# Threads inside ULPs, tested as a user would: threaded programs (our own, and Debian's xz, zstd,
+# sort) run as ULPs and as processes must give the same results.
+# Usage: tests/integ/threads.sh BUILD_DIR
+B=${1:-build}
+X="$B/bin/ulpexec"
+S="$B/bin/ulpspawn"
+P="$B/tests/integ"
+. "$(dirname "$0")/lib.sh"
+
+# same_as_process NAME ULPEXEC_ARGS -- PROG ARGS: the ok lines of each ULP equal the process's
+# ok lines, and no FAIL anywhere.
+oks() { grep '^ok ' | sort; }
+
+# 1. pthreads (static-pie and dynamic PIE), on 1 and 2 workers, 4 ULPs at once
+for g in threads threads_dyn; do
+	"$P/$g" >"$T/proc" 2>&1
+	want=$(oks <"$T/proc")
+	n_ok=$(echo "$want" | grep -c .)
+	for w in 1 2; do
+		if [ "$n_ok" -ge 18 ] && ! grep -q FAIL "$T/proc" &&
+			expect "$g" 0 "$X" -n 4 -w $w "$P/$g" && ! grep -q FAIL "$T/out" &&
+			[ "$(lines '^all ok')" = 4 ] &&
+			[ "$(oks <"$T/out" | uniq -c | awk '$1 != 4' | wc -l)" = 0 ] &&
+			[ "$(oks <"$T/out" | uniq)" = "$want" ]; then
+			ok "$g: pthreads in 4 ULPs on $w worker(s) pass the process's $n_ok checks"
+		else no "$g: pthreads in 4 ULPs on $w worker(s) pass the process's $n_ok checks"; fi
+	done
+done
+
+# 2. C++ std::thread / std::async / condition_variable
+for g in threads_cxx threads_cxx_dyn; do
+	"$P/$g" >"$T/proc" 2>&1
+	want=$(oks <"$T/proc")
+	if [ -n "$want" ] && ! grep -q FAIL "$T/proc" && expect "$g" 0 "$X" -n 2 -w 2 "$P/$g" &&
+		! grep -q FAIL "$T/out" && [ "$(oks <"$T/out" | uniq)" = "$want" ] &&
+		[ "$(lines '^all ok')" = 2 ]; then
+		ok "$g: C++ threads in 2 ULPs give the process's results"
+	else no "$g: C++ threads in 2 ULPs give the process's results"; fi
+done
+
+# 3. OpenMP, 4 threads: team size, reduction and barrier counts equal the process's
+want=$("$P/threads_omp_dyn")
+if echo "$want" | grep -q 'team=4' && expect omp 0 "$X" -n 3 -w 2 "$P/threads_omp_dyn" &&
+	[ "$(lines .)" = 3 ] && [ "$(sort -u "$T/out")" = "$want" ]; then
+	ok "OpenMP (4 threads) in 3 ULPs: same reduction as the process ($want)"
+else no "OpenMP (4 threads) in 3 ULPs: same reduction as the process"; fi
+
+# 4. how a threaded ULP ends
+if expect mainexit 0 "$X" -w 2 "$P/threads_dyn" mainexit && [ "$(lines 'ok mainexit')" = 1 ]; then
+	ok "main thread's pthread_exit: the ULP lives until its last thread ends"
+else no "main thread's pthread_exit: the ULP lives until its last thread ends"; fi
+if expect exitgroup 7 "$X" -n 2 -w 2 "$P/threads" exitgroup &&
+	[ "$(lines 'exited with status 7')" = 2 ]; then
+	ok "exit() in one thread ends the ULP's blocked and spinning threads, status 7"
+else no "exit() in one thread ends the ULP's blocked and spinning threads, status 7"; fi
+for w in 1 2; do
+	if expect segv 139 "$X" -w $w -n 2 "$P/threads_dyn" segv : -n 3 "$P/threads_dyn" many 8 &&
+		[ "$(lines 'killed by SIGSEGV')" = 2 ] && [ "$(lines '^ok many')" = 3 ]; then
+		ok "a segfaulting thread ends its ULP only ($w worker(s))"
+	else no "a segfaulting thread ends its ULP only ($w worker(s))"; fi
+done
+
+# 5. 64 ULPs x 8 threads on 2 workers, in 1 and 2 PVAS tasks
+for t in 1 2; do
+	if expect many 0 "$S" -n 64 -t $t -w 2 "$P/threads_dyn" many 8 &&
+		[ "$(lines '^ok many')" = 64 ]; then
+		ok "64 ULPs x 8 threads on 2 workers, $t task(s)"
+	else no "64 ULPs x 8 threads on 2 workers, $t task(s)"; fi
+done
+
+# 6. a shared futex between a ULP and a process, each way round
+: >"$T/fw"
+"$X" "$P/futex_shared_dyn" wait "$T/fw" >"$T/w" 2>&1 &
+pid=$!
+i=0
+while ! grep -q ready "$T/w" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+"$P/futex_shared_dyn" wake "$T/fw" >/dev/null
+i=0
+while kill -0 $pid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill $pid 2>/dev/null
+if wait $pid && grep -q 'got 1' "$T/w"; then
+	ok "a ULP waiting on a shared futex is woken by another process"
+else no "a ULP waiting on a shared futex is woken by another process"; fi
+: >"$T/fw"
+"$P/futex_shared_dyn" wait "$T/fw" >"$T/w" 2>&1 &
+pid=$!
+i=0
+while ! grep -q ready "$T/w" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.2 # let it reach the kernel's wait: the wake must find it there
+if expect wake 0 "$X" "$P/futex_shared_dyn" wake "$T/fw" && grep -q 'woke 1' "$T/out" &&
+	wait $pid && grep -q 'got 1' "$T/w"; then
+	ok "a ULP's shared futex wake reaches a process waiting in the kernel"
+else
+	kill $pid 2>/dev/null
+	no "a ULP's shared futex wake reaches a process waiting in the kernel"
+fi
+
+# 7. Debian's threaded programs: the same bytes as processes
+head -c 3000000 /dev/urandom | od -A n -t x1 >"$T/data"
+if command -v xz >/dev/null; then
+	xz -T2 -1 --block-size=256KiB -c "$T/data" >"$T/p.xz"
+	if expect xz 0 "$X" -w 2 "$(command -v xz)" -T2 -1 --block-size=256KiB -c "$T/data" &&
+		cmp -s "$T/out" "$T/p.xz" &&
+		expect unxz 0 "$X" -w 2 "$(command -v xz)" -T2 -dc "$T/p.xz" && cmp -s "$T/out" "$T/data"; then
+		ok "xz -T2 as a ULP: same compressed bytes as the process, round trip exact"
+	else no "xz -T2 as a ULP: same compressed bytes as the process, round trip exact"; fi
+else skip "xz not installed (mk/deps.sh check)"; fi
+if command -v zstd >/dev/null; then
+	zstd -q -T2 -B1MiB -c "$T/data" >"$T/p.zst"
+	if expect zstd 0 "$X" -w 2 "$(command -v zstd)" -q -T2 -B1MiB -c "$T/data" &&
+		cmp -s "$T/out" "$T/p.zst" &&
+		expect unzstd 0 "$X" -w 2 "$(command -v zstd)" -q -T2 -dc "$T/p.zst" &&
+		cmp -s "$T/out" "$T/data"; then
+		ok "zstd -T2 as a ULP: same compressed bytes as the process, round trip exact"
+	else no "zstd -T2 as a ULP: same compressed bytes as the process, round trip exact"; fi
+else skip "zstd not installed (mk/deps.sh check)"; fi
+sort --parallel=2 -S 2M "$T/data" >"$T/p.sort"
+if expect sort 0 "$X" -w 2 "$(command -v sort)" --parallel=2 -S 2M "$T/data" &&
+	cmp -s "$T/out" "$T/p.sort" && [ -s "$T/p.sort" ]; then
+	ok "sort --parallel=2 as a ULP: same bytes as the process"
+else no "sort --parallel=2 as a ULP: same bytes as the process"; fi
+
+finish threads
