@@ -110,3 +110,20 @@ plots:
 
 # run-bench-mpi-like (bench/mpi_like.mk): mpi_like_prog, 64 ranks, ULPs against MPICH
 -include bench/mpi_like.mk
+
+# Threads inside a ULP (issue 12): bench/threads.sh runs bench/threads_guest.c as a process and as
+# a ULP, and bench/create for ulp_thread_create+join; BENCH lines as the others.
+ifeq ($(ARCH),x86_64)
+$(O)/bench/threads_guest: bench/threads_guest.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -O2 -g $(WARN) -fPIE -pie -pthread -o $@ $<
+ALL_TARGETS += $(O)/bench/threads_guest
+
+.PHONY: run-bench-threads
+run-bench-threads: $(O)/bench/threads_guest $(O)/bench/create $(O)/bin/ulpexec
+	$(Q)echo "== bench/threads.sh"
+	$(Q)sh bench/threads.sh $(O) | tee $(O)/bench/threads.out
+	$(Q)grep '^BENCH ' $(O)/bench/threads.out >> $(O)/bench/results.txt || true
+BENCH_TARGETS += run-bench-threads
+endif

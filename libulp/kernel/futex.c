@@ -33,7 +33,8 @@
 #define FUTEX_LOCK_PI2 13
 #endif
 #define NBUCKETS 512
-#define POLL_NS 2000000ull /* shared waiters: how often a word changed by another process is seen */
+#define POLL_NS 2000000ull /* shared waiters: how often a word changed by another process is seen  \
+			    */
 #define TIMER_STACK (64 * 1024)
 #define NS 1000000000ull
 
@@ -50,7 +51,7 @@ struct timer_svc {
 	struct ulp_runtime *rt;
 	long pid; /* the process it runs in: a dead task's instance may be reused at the same rt */
 	uint32_t lock;
-	_Atomic uint32_t seq; /* the timer thread sleeps on it */
+	_Atomic uint32_t seq;	  /* the timer thread sleeps on it */
 	struct ulp_uthread *list; /* sorted by deadline */
 	int started;
 	struct timer_svc *next;
@@ -460,8 +461,8 @@ int ulp_futex_wake_addr(uintptr_t addr, int n, int shared)
 	return futex_wake(addr, n, FUTEX_BITSET_MATCH_ANY, shared);
 }
 
-static long futex_requeue(uintptr_t a1, int nwake, int nreq, uintptr_t a2, int cmp,
-			  uint32_t cmpval, int shared)
+static long futex_requeue(uintptr_t a1, int nwake, int nreq, uintptr_t a2, int cmp, uint32_t cmpval,
+			  int shared)
 {
 	struct ulp_futex_bucket *b1 = bucket_of(a1), *b2 = bucket_of(a2);
 	struct ulp_uthread *woken = NULL, **p, *u;
@@ -602,8 +603,8 @@ long ulp_futex(struct ulp_uthread *self, const long *a, unsigned long mask)
 	case FUTEX_REQUEUE:
 		return futex_requeue(addr, (int)a[2], (int)a[3], (uintptr_t)a[4], 0, 0, shared);
 	case FUTEX_CMP_REQUEUE:
-		return futex_requeue(addr, (int)a[2], (int)a[3], (uintptr_t)a[4], 1,
-				     (uint32_t)a[5], shared);
+		return futex_requeue(addr, (int)a[2], (int)a[3], (uintptr_t)a[4], 1, (uint32_t)a[5],
+				     shared);
 	case FUTEX_WAKE_OP:
 		return futex_wake_op(addr, (int)a[2], (int)a[3], (uintptr_t)a[4], (uint32_t)a[5],
 				     shared);

@@ -57,8 +57,8 @@ static int is_err(long r)
 
 static void *raw_alloc(size_t len)
 {
-	long p = sys(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		     -1, 0);
+	long p =
+	    sys(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return is_err(p) ? NULL : (void *)p;
 }
 
@@ -235,7 +235,8 @@ static void unblock_all_signals(void)
  * (pthread_join waits on it; glibc reuses the stack once it reads 0), then the group count. */
 static void thread_on_exit(struct ulp_task *t)
 {
-	struct ulp_uthread *u = (struct ulp_uthread *)((char *)t - offsetof(struct ulp_uthread, task));
+	struct ulp_uthread *u =
+	    (struct ulp_uthread *)((char *)t - offsetof(struct ulp_uthread, task));
 	struct ulp_tg *tg = u->tg;
 	struct ulp_uthread **p;
 	struct ulp_cb *cb = u->cb;
@@ -433,8 +434,8 @@ static void thread_entry(void *arg)
 	ulp_arch_regs_resume(&u->regs);
 }
 
-static long make_thread(struct ulp_cb *cb, unsigned long flags, uintptr_t sp, int *ptid,
-			int *ctid, uintptr_t tls, void *uc)
+static long make_thread(struct ulp_cb *cb, unsigned long flags, uintptr_t sp, int *ptid, int *ctid,
+			uintptr_t tls, void *uc)
 {
 	struct ulp_tg *tg;
 	struct ulp_uthread *u;

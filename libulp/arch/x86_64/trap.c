@@ -35,7 +35,8 @@ uintptr_t ulp_arch_trap_pc(void *ucv)
 	return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
 }
 
-_Static_assert(offsetof(struct ulp_arch_regs, rsp) == 56 && offsetof(struct ulp_arch_regs, r8) == 64 &&
+_Static_assert(offsetof(struct ulp_arch_regs, rsp) == 56 &&
+		   offsetof(struct ulp_arch_regs, r8) == 64 &&
 		   offsetof(struct ulp_arch_regs, rip) == 128 &&
 		   offsetof(struct ulp_arch_regs, rflags) == 136 &&
 		   offsetof(struct ulp_arch_regs, mxcsr) == 144 &&

@@ -358,8 +358,7 @@ static void test_cancel_kill(void)
 	pthread_cancel(t);
 	pthread_join(t, &r);
 	pthread_mutex_unlock(&cm); /* the cancelled wait re-took it before unwinding */
-	CHECK("cancel-condwait", r == PTHREAD_CANCELED && cleaned, "ret %p cleaned %d", r,
-	      cleaned);
+	CHECK("cancel-condwait", r == PTHREAD_CANCELED && cleaned, "ret %p cleaned %d", r, cleaned);
 	pthread_create(&t, NULL, cancel_in_sleep, NULL);
 	usleep(20000);
 	pthread_cancel(t);

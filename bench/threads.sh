@@ -1,0 +1,43 @@
+#!/bin/sh
+# Threads inside a ULP vs the same program as a process (bench/threads_guest.c), and vs libulp's
+# own ulp_thread_create+join (bench/create). Prints BENCH lines (bench/README.md). One CPU: the
+# process and ulpexec's single worker are pinned with taskset to BENCH_CPU (default: the last).
+# Usage: bench/threads.sh BUILD_DIR
+B=${1:-build}
+G="$B/bench/threads_guest"
+X="$B/bin/ulpexec"
+cpu=${BENCH_CPU:-$(($(nproc) - 1))}
+reps=${BENCH_REPS:-5}
+
+run() { taskset -c "$cpu" "$@" 2>/dev/null || echo "nan nan"; }
+med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+for what in create pingpong; do
+	n=$([ $what = create ] && echo 3000 || echo 20000)
+	: >"$B/bench/threads_$what.dat"
+	r=0
+	while [ $r -lt "$reps" ]; do # interleaved: the machine's load hits both alike
+		p=$(run "$G" $what $n)
+		u=$(run "$X" -w 1 "$G" $what $n)
+		echo "$p $u" >>"$B/bench/threads_$what.dat"
+		r=$((r + 1))
+	done
+done
+ult=$(BENCH_REPS=5 BENCH_CPU=$cpu "$B/bench/create" 2>/dev/null |
+	sed -n 's/^BENCH create_join creator=ult .* ns=\([0-9.]*\).*/\1/p')
+ult=${ult:-nan}
+
+c=$B/bench/threads_create.dat
+pn=$(awk '{print $1}' "$c" | med) un=$(awk '{print $3}' "$c" | med)
+pmin=$(awk '{print $2}' "$c" | sort -n | head -1) umin=$(awk '{print $4}' "$c" | sort -n | head -1)
+awk -v p="$pn" -v u="$un" -v pm="$pmin" -v um="$umin" -v t="$ult" -v r="$reps" 'BEGIN {
+	rp = p / u; rt = u / t
+	printf "BENCH threads_create_join cpu_pinned=1 reps=%d process_ns=%.0f ulp_ns=%.0f min_process_ns=%.0f min_ulp_ns=%.0f ult_ns=%.1f ratio_process_over_ulp=%.2f target_min=10 met=%s ratio_ulp_over_ult=%.1f target_max=3 met_ult=%s\n",
+		r, p, u, pm, um, t, rp, rp >= 10 ? "yes" : "no", rt, rt <= 3 ? "yes" : "no" }'
+c=$B/bench/threads_pingpong.dat
+pn=$(awk '{print $1}' "$c" | med) un=$(awk '{print $3}' "$c" | med)
+pmin=$(awk '{print $2}' "$c" | sort -n | head -1) umin=$(awk '{print $4}' "$c" | sort -n | head -1)
+awk -v p="$pn" -v u="$un" -v pm="$pmin" -v um="$umin" -v r="$reps" 'BEGIN {
+	rp = p / u
+	printf "BENCH threads_futex_pingpong cpu_pinned=1 reps=%d round_trip_process_ns=%.0f round_trip_ulp_ns=%.0f min_process_ns=%.0f min_ulp_ns=%.0f ratio_process_over_ulp=%.2f target_min=5 met=%s\n",
+		r, p, u, pm, um, rp, rp >= 5 ? "yes" : "no" }'

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Thread costs as a program sees them; bench/threads.sh runs it as a process and as a ULP.
+ *   threads_guest create N    pthread_create + pthread_join of an empty thread
+ *   threads_guest pingpong N  two threads passing a token through a mutex and a condition
+ *                             variable (one round trip = two hand-overs)
+ * Prints "<median ns> <min ns>" per operation over 11 samples of N/11 operations.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SAMPLES 11
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void *empty(void *a)
+{
+	return a;
+}
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int turn;
+static long rounds;
+
+static void *player(void *a)
+{
+	int me = (int)(long)a;
+
+	for (long i = 0; i < rounds; i++) {
+		pthread_mutex_lock(&m);
+		while (turn != me)
+			pthread_cond_wait(&cv, &m);
+		turn = !me;
+		pthread_cond_signal(&cv);
+		pthread_mutex_unlock(&m);
+	}
+	return NULL;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 2 ? atol(argv[2]) : 2000, per = n / SAMPLES > 0 ? n / SAMPLES : 1;
+	double v[SAMPLES], t0;
+	pthread_t t, u;
+	int s;
+
+	if (argc < 2 || (strcmp(argv[1], "create") && strcmp(argv[1], "pingpong"))) {
+		fprintf(stderr, "usage: threads_guest create|pingpong [N]\n");
+		return 2;
+	}
+	for (long i = 0; i < 50; i++) { /* warm up: glibc's stack cache, the runtime's free lists */
+		pthread_create(&t, NULL, empty, NULL);
+		pthread_join(t, NULL);
+	}
+	for (s = 0; s < SAMPLES; s++) {
+		t0 = now_ns();
+		if (!strcmp(argv[1], "create")) {
+			for (long i = 0; i < per; i++) {
+				if (pthread_create(&t, NULL, empty, NULL)) {
+					fprintf(stderr, "threads_guest: pthread_create failed\n");
+					return 1;
+				}
+				pthread_join(t, NULL);
+			}
+		} else {
+			rounds = per;
+			turn = 0;
+			pthread_create(&t, NULL, player, (void *)0);
+			pthread_create(&u, NULL, player, (void *)1);
+			pthread_join(t, NULL);
+			pthread_join(u, NULL);
+		}
+		v[s] = (now_ns() - t0) / per;
+	}
+	qsort(v, SAMPLES, sizeof(v[0]), cmp);
+	printf("%.1f %.1f\n", v[SAMPLES / 2], v[0]);
+	return 0;
+}
