@@ -50,7 +50,7 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)$(RUN_TEST) integ-options sh tests/integ/options.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) integ-maps sh tests/integ/maps.sh $(O)
 	$(Q)$(RUN_TEST) integ-process sh tests/integ/process.sh $(O)
-	$(Q)$(RUN_TEST) integ-threads sh tests/integ/threads.sh $(O)
+	$(Q)ULP_TEST_TIMEOUT=$${ULP_TEST_TIMEOUT:-900} $(RUN_TEST) integ-threads sh tests/integ/threads.sh $(O)
 CHECK_TARGETS += check-integ
 endif
 -include tests/integ/mpi_like.mk
