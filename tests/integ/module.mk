@@ -5,7 +5,7 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/guest_cxx_dyn $(INTEG)/crash $(INTEG)/pingpong $(INTEG)/exec_nopie $(INTEG)/share $(INTEG)/probe \
 	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
-	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn
+	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
 $(INTEG)/%: tests/integ/progs/%.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
@@ -41,6 +41,9 @@ $(INTEG)/threads_omp_dyn: tests/integ/progs/threads_omp.c
 $(INTEG)/futex_shared_dyn: tests/integ/progs/futex_shared.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -pie -o $@ $<
+$(INTEG)/futex_ops_dyn: tests/integ/progs/futex_ops.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -fPIE -pie -pthread -o $@ $<
 ALL_TARGETS += $(INTEG_PROGS) $(THREAD_PROGS)
 
 .PHONY: check-integ

@@ -81,7 +81,18 @@ for t in 1 2; do
 	else no "64 ULPs x 8 threads on 2 workers, $t task(s)"; fi
 done
 
-# 6. a shared futex between a ULP and a process, each way round
+# 6. the futex operations one by one (bitsets, requeue, wake-op, timeouts; PI: ENOSYS in a ULP)
+"$P/futex_ops_dyn" >"$T/proc" 2>&1
+want=$(oks <"$T/proc")
+for w in 1 2; do
+	if [ "$(echo "$want" | grep -c .)" = 12 ] && expect futex_ops 0 "$X" -n 2 -w $w "$P/futex_ops_dyn" &&
+		! grep -q FAIL "$T/out" && [ "$(oks <"$T/out" | uniq)" = "$want" ] &&
+		[ "$(lines '^all ok')" = 2 ]; then
+		ok "futex operations in 2 ULPs on $w worker(s) behave as in the process"
+	else no "futex operations in 2 ULPs on $w worker(s) behave as in the process"; fi
+done
+
+# 7. a shared futex between a ULP and a process, each way round
 : >"$T/fw"
 "$X" "$P/futex_shared_dyn" wait "$T/fw" >"$T/w" 2>&1 &
 pid=$!
@@ -108,7 +119,7 @@ else
 	no "a ULP's shared futex wake reaches a process waiting in the kernel"
 fi
 
-# 7. Debian's threaded programs: the same bytes as processes
+# 8. Debian's threaded programs: the same bytes as processes
 head -c 1000000 /dev/urandom | od -A n -t x1 >"$T/data"
 if command -v xz >/dev/null; then
 	xz -T2 -1 --block-size=128KiB -c "$T/data" >"$T/p.xz"
