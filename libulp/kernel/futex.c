@@ -33,8 +33,9 @@
 #define FUTEX_LOCK_PI2 13
 #endif
 #define NBUCKETS 512
-#define POLL_NS 2000000ull /* shared waiters: how often a word changed by another process is seen  \
-			    */
+#define POLL_NS                                                                                    \
+	2000000ull /* shared waiters: how often a word changed by another process is seen          \
+		    */
 #define TIMER_STACK (64 * 1024)
 #define NS 1000000000ull
 
@@ -88,8 +89,8 @@ static void enqueue(struct ulp_futex_bucket *b, struct ulp_uthread *u)
 		p = &(*p)->fnext;
 	u->fnext = NULL;
 	*p = u;
-	u->fbucket = b;
-	u->fqueued = 1;
+	__atomic_store_n(&u->fbucket, b, __ATOMIC_RELEASE);
+	__atomic_store_n(&u->fqueued, 1, __ATOMIC_RELEASE);
 }
 
 static void dequeue(struct ulp_futex_bucket *b, struct ulp_uthread *u)
@@ -407,6 +408,15 @@ static long futex_wait(struct ulp_uthread *self, uintptr_t addr, uint32_t val, u
 	self->fresult = 0;
 	self->wait_mask = mask;
 	enqueue(b, self);
+	/* exit_group and tgkill mark the thread first, then look for it in a queue: with a full
+	 * fence on both sides, either they see it queued or it sees the mark here. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(&self->tg->dying, __ATOMIC_RELAXED) ||
+	    (atomic_load(&self->sigpending) & ~mask)) {
+		dequeue(b, self);
+		ulp_spin_unlock(&b->lock);
+		return -EINTR;
+	}
 	if (s) {
 		self->user_deadline = deadline;
 		self->deadline = deadline;

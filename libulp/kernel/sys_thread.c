@@ -338,8 +338,11 @@ static void end_current(struct ulp_cb *cb)
 static void kick(struct ulp_uthread *u)
 {
 	struct ulp_task *t = u->t;
-	struct ulp_worker *w = __atomic_load_n(&t->worker, __ATOMIC_ACQUIRE);
+	struct ulp_worker *w;
 
+	/* The caller marked u (dying, or a pending signal); futex_wait fences the same way. */
+	atomic_thread_fence(memory_order_seq_cst);
+	w = __atomic_load_n(&t->worker, __ATOMIC_ACQUIRE);
 	ulp_futex_interrupt(u, -EINTR);
 	/* Running on another worker: a SIGSYS there makes it look (ulp_tg_kick). Racy on purpose:
 	 * a thread that switched away meanwhile looks at its next trap return. */
@@ -368,13 +371,15 @@ void ulp_tg_die(struct ulp_cb *cb, int status, int sig)
 	}
 	ulp_spin_unlock(&tg->lock);
 	if (first) {
-		/* Descriptors are never unmapped before the ULP ends: walking without the lock
-		 * is safe, and kicking under it could deadlock with a thread ending. */
-		for (u = __atomic_load_n(&tg->threads, __ATOMIC_ACQUIRE); u; u = u->gnext)
+		/* Under the lock: a thread that ends moves its descriptor to the free list, which
+		 * would cut an unlocked walk short. A kick takes only bucket and deque locks. */
+		ulp_spin_lock(&tg->lock);
+		for (u = tg->threads; u; u = u->gnext)
 			if (u != me && !u->ended)
 				kick(u);
 		if (me != &tg->leader && !tg->leader.ended)
 			kick(&tg->leader);
+		ulp_spin_unlock(&tg->lock);
 	}
 	end_current(cb);
 }

@@ -66,6 +66,15 @@ if expect exitgroup 7 "$X" -n 2 -w 2 "$P/threads" exitgroup &&
 	[ "$(lines 'exited with status 7')" = 2 ]; then
 	ok "exit() in one thread ends the ULP's blocked and spinning threads, status 7"
 else no "exit() in one thread ends the ULP's blocked and spinning threads, status 7"; fi
+r=0 okr=0
+while [ $r -lt 5 ]; do
+	expect mainreturn 3 "$X" -n 4 -w 2 "$P/threads_dyn" mainreturn &&
+		[ "$(lines 'exited with status 3')" = 4 ] && okr=$((okr + 1))
+	r=$((r + 1))
+done
+if [ $okr = 5 ]; then
+	ok "main returns while 6 threads wait on a condvar: the ULP ends with its status (5 runs)"
+else no "main returns while 6 threads wait on a condvar: the ULP ends with its status ($okr of 5 runs)"; fi
 for w in 1 2; do
 	if expect segv 139 "$X" -w $w -n 2 "$P/threads_dyn" segv : -n 3 "$P/threads_dyn" many 8 &&
 		[ "$(lines 'killed by SIGSEGV')" = 2 ] && [ "$(lines '^ok many')" = 3 ]; then

@@ -3,7 +3,7 @@
  * POSIX threads inside one program, checked by the program itself: run as a process and as ULPs
  * (tests/integ/threads.sh), both must print the same "ok" lines and no "FAIL".
  *
- * Usage: threads [all|signals|mainexit|exitgroup|segv|many N]
+ * Usage: threads [all|signals|mainexit|mainreturn|exitgroup|segv|many N]
  * "signals" (pthread_cancel, pthread_kill) needs the handlers glibc and the test install: signal
  * dispositions are per kernel process, so run it with one ULP per PVAS task (ulpspawn -t N).
  */
@@ -463,6 +463,14 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "mainexit")) {
 		pthread_create(&t, NULL, late_print, NULL);
 		pthread_exit(NULL);
+	}
+	if (!strcmp(mode, "mainreturn")) {
+		/* main returns while its threads wait on a condition variable: every one must be
+		 * found and ended (they leave the group's list as they end) */
+		for (int i = 0; i < 6; i++)
+			pthread_create(&t, NULL, block_forever, NULL);
+		usleep(10000);
+		return 3;
 	}
 	if (!strcmp(mode, "exitgroup")) {
 		pthread_create(&t, NULL, block_forever, NULL);
