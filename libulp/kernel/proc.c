@@ -162,6 +162,10 @@ void ulp_proc_exited(struct ulp_task *t)
 	int pvid = cb->pvid;
 	int efd = r->end_efd;
 
+	if (t != &cb->task) { /* one thread of the ULP, not the ULP (sys_thread.c) */
+		ulp_tg_thread_exited(t);
+		return;
+	}
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner && joiner != ULP_JOIN_DETACHED)
 		ulp_task_resume(joiner);

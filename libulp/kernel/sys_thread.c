@@ -233,7 +233,7 @@ static void unblock_all_signals(void)
 
 /* Runs on the next task's stack once the thread's own stack is free: the kernel's clear-tid
  * (pthread_join waits on it; glibc reuses the stack once it reads 0), then the group count. */
-static void thread_on_exit(struct ulp_task *t)
+void ulp_tg_thread_exited(struct ulp_task *t)
 {
 	struct ulp_uthread *u =
 	    (struct ulp_uthread *)((char *)t - offsetof(struct ulp_uthread, task));
@@ -390,6 +390,8 @@ long ulp_sys_exit_thread(struct ulp_cb *cb, struct ulp_sys *s)
 	struct ulp_uthread *u = ulp_tg_current(cb);
 	int status = (int)s->a[0];
 
+	if (ulp_sys_in_child()) /* its only thread: the process ends */
+		ulp_sys_die((int)s->a[0], 0);
 	if (!u || u == &cb->tg->leader) {
 		/* The leader's status is the ULP's, unless a group exit already set one. */
 		if (!cb->tg || !cb->tg->dying) {
@@ -476,7 +478,6 @@ static long make_thread(struct ulp_cb *cb, unsigned long flags, uintptr_t sp, in
 	u->task.owner = cb;
 	u->task.own_tls = 1;
 	u->task.tls = flags & CLONE_SETTLS ? tls : cur->tls;
-	u->task.on_exit = thread_on_exit;
 	if (flags & CLONE_CHILD_CLEARTID)
 		u->clear_tid = (uint32_t *)ctid;
 	ulp_arch_ctx_init(&u->task.ctx, (void *)(sp - BOOT_GAP), BOOT_GAP - 256, thread_entry, u);
@@ -496,8 +497,9 @@ static long make_thread(struct ulp_cb *cb, unsigned long flags, uintptr_t sp, in
 		*ptid = tid;
 	if (flags & CLONE_CHILD_SETTID)
 		*ctid = tid;
-	/* A ULP thread is counted like a ULP: its exit path (on_exit) drops the count. */
-	atomic_fetch_add(&ulp_worker_self()->rt->live_tasks, 1);
+	/* A ULP thread holds its instance like a ULP: the task-exit hook (ulp_proc_exited, then
+	 * ulp_tg_thread_exited) drops the reference. */
+	ulp_sched_ref(ulp_worker_self()->rt);
 	ulp_task_resume(u->t);
 	return tid;
 }
@@ -509,6 +511,8 @@ long ulp_sys_clone(struct ulp_cb *cb, struct ulp_sys *s)
 
 	if (!(flags & CLONE_THREAD))
 		return ulp_sys_fork(cb, s); /* a new process: sys_fork.c */
+	if (ulp_sys_in_child())
+		return -EAGAIN; /* a fork child has no scheduler to run a ULP thread */
 	return make_thread(cb, flags, (uintptr_t)a[1], (int *)a[2], (int *)a[3], (uintptr_t)a[4],
 			   s->uc);
 }
@@ -526,6 +530,8 @@ long ulp_sys_clone3(struct ulp_cb *cb, struct ulp_sys *s)
 		return size < sizeof(*ca) ? -EINVAL : -EFAULT;
 	if (!(ca->flags & CLONE_THREAD))
 		return -ENOSYS; /* a new process: glibc falls back to clone (ulp_sys_fork) */
+	if (ulp_sys_in_child())
+		return -EAGAIN;
 	if (ca->exit_signal || !ca->stack || !ca->stack_size)
 		return -EINVAL;
 	return make_thread(cb, ca->flags, (uintptr_t)(ca->stack + ca->stack_size),
@@ -554,11 +560,15 @@ static long cur_tid(struct ulp_cb *cb)
 
 long ulp_sys_gettid(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
+		return sys(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	return cur_tid(cb);
 }
 
 long ulp_sys_set_tid_address(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
+		return sys(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 	const long *a = s->a;
 	struct ulp_uthread *u;
 
@@ -571,6 +581,8 @@ long ulp_sys_set_tid_address(struct ulp_cb *cb, struct ulp_sys *s)
 
 long ulp_sys_set_robust_list(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
+		return sys(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 	const long *a = s->a;
 	struct ulp_uthread *u;
 
@@ -586,6 +598,8 @@ long ulp_sys_set_robust_list(struct ulp_cb *cb, struct ulp_sys *s)
 
 long ulp_sys_get_robust_list(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
+		return sys(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 	const long *a = s->a;
 	struct ulp_tg *tg = tg_get(cb);
 	struct ulp_uthread *u;
@@ -685,7 +699,7 @@ void ulp_tg_trap_return(struct ulp_cb *cb, void *uc)
 	unsigned long pend, mask;
 	int sig;
 
-	if (!tg)
+	if (!tg || ulp_sys_in_child())
 		return;
 	if (tg->dying)
 		end_current(cb);
@@ -714,6 +728,8 @@ void ulp_tg_kick(struct ulp_cb *cb, void *uc)
 
 long ulp_sys_sched_getaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
+		return sys(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 	const long *a = s->a;
 	unsigned long real[16], *out = (unsigned long *)a[2];
 	unsigned n = ulp_worker_self()->rt->nworkers, have = 0, i;
@@ -762,6 +778,8 @@ long ulp_sys_sched_getaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 
 long ulp_sys_sched_setaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
+		return sys(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 	const long *a = s->a;
 	const unsigned char *m = (const unsigned char *)a[2];
 	size_t len = (size_t)a[1], i;
@@ -790,6 +808,8 @@ long ulp_sys_sched_setaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 
 long ulp_sys_futex(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
+		return sys(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 	const long *a = s->a;
 	struct ulp_uthread *u;
 

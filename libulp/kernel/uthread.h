@@ -94,6 +94,10 @@ static inline struct ulp_task *ulp_cur_task(void)
 /* The ULP thread running now, NULL when the ULP has no thread group yet. */
 struct ulp_uthread *ulp_tg_current(struct ulp_cb *cb);
 
+/* The exit path of a non-leader thread, from ulp_proc_exited on the next task's stack: its
+ * clear-tid word, then the group's count (the leader may end the ULP from then on). */
+void ulp_tg_thread_exited(struct ulp_task *t);
+
 /* Free a ULP's thread group once the ULP ended (ulp_proc_release). */
 void ulp_tg_release(struct ulp_cb *cb);
 
