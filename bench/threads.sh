@@ -33,11 +33,11 @@ pmin=$(awk '{print $2}' "$c" | sort -n | head -1) umin=$(awk '{print $4}' "$c" |
 awk -v p="$pn" -v u="$un" -v pm="$pmin" -v um="$umin" -v t="$ult" -v r="$reps" 'BEGIN {
 	rp = p / u; rt = u / t
 	printf "BENCH threads_create_join cpu_pinned=1 reps=%d process_ns=%.0f ulp_ns=%.0f min_process_ns=%.0f min_ulp_ns=%.0f ult_ns=%.1f ratio_process_over_ulp=%.2f target_min=10 met=%s ratio_ulp_over_ult=%.1f target_max=3 met_ult=%s\n",
-		r, p, u, pm, um, t, rp, rp >= 10 ? "yes" : "no", rt, rt <= 3 ? "yes" : "no" }'
+		r, p, u, pm, um, t, rp, (rp >= 10 ? "yes" : "no"), rt, (rt <= 3 ? "yes" : "no") }'
 c=$B/bench/threads_pingpong.dat
 pn=$(awk '{print $1}' "$c" | med) un=$(awk '{print $3}' "$c" | med)
 pmin=$(awk '{print $2}' "$c" | sort -n | head -1) umin=$(awk '{print $4}' "$c" | sort -n | head -1)
 awk -v p="$pn" -v u="$un" -v pm="$pmin" -v um="$umin" -v r="$reps" 'BEGIN {
 	rp = p / u
 	printf "BENCH threads_futex_pingpong cpu_pinned=1 reps=%d round_trip_process_ns=%.0f round_trip_ulp_ns=%.0f min_process_ns=%.0f min_ulp_ns=%.0f ratio_process_over_ulp=%.2f target_min=5 met=%s\n",
-		r, p, u, pm, um, rp, rp >= 5 ? "yes" : "no" }'
+		r, p, u, pm, um, rp, (rp >= 5 ? "yes" : "no") }'
