@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pmi.h"
 #include "pvas.h"
 
 #define LINE_MAX_BUF (64 * 1024) /* a longer line is passed on in pieces of this size */
@@ -46,6 +47,10 @@ struct job {
 	long abort_rank; /* -1: no abort */
 	int ulps_done;
 	int killed; /* end_job or an abort sent SIGKILL: the SIGKILLed ranks are not failures */
+	struct launch_pmi *pmi; /* --pmi */
+	int *pmi_fd;		/* rank r's PMI_FD: the number its end has in its task */
+	long pmi_abort_rank, pmi_lost_rank; /* -1: none */
+	int pmi_abort_code;
 };
 
 int job_setenv(struct job_opts *o, const char *name, const char *value)
@@ -267,6 +272,38 @@ static void end_job(struct job *j, int sig)
 	pvas_kill(j->pvd, SIGKILL);
 }
 
+/* A rank called MPI_Abort (PMI abort): the job ends with its code, as under mpiexec. */
+static void pmi_abort(void *arg, int rank, int code, const char *msg)
+{
+	struct job *j = arg;
+
+	if (j->killed)
+		return;
+	fprintf(stderr, "%s: rank %d called MPI_Abort with exit code %d%s%s; ending the job\n",
+		j->o->tool, rank, code, *msg ? ": " : "", msg);
+	j->pmi_abort_rank = rank;
+	j->pmi_abort_code = code;
+	j->killed = 1;
+	pvas_kill(j->pvd, SIGKILL);
+}
+
+/* A rank closed its PMI connection before finalize: it ended (or closed PMI_FD) inside MPI, and
+ * the others would wait for it forever in a PMI barrier. */
+static void pmi_lost(void *arg, int rank)
+{
+	struct job *j = arg;
+
+	if (j->killed)
+		return;
+	fprintf(stderr,
+		"%s: rank %d ended before MPI_Finalize (its PMI connection closed); ending "
+		"the job\n",
+		j->o->tool, rank);
+	j->pmi_lost_rank = rank;
+	j->killed = 1;
+	pvas_kill(j->pvd, SIGKILL);
+}
+
 /* The ULPs that ended since the last call (the event fd was readable). */
 static void collect(struct job *j)
 {
@@ -314,7 +351,7 @@ static void signals(struct job *j)
 /* The event loop: until every rank is accounted for and every output pipe is at EOF. */
 static void loop(struct job *j)
 {
-	struct pollfd *p = calloc((size_t)(2 + 2 * j->total), sizeof(*p));
+	struct pollfd *p = calloc((size_t)(2 + 3 * j->total), sizeof(*p));
 	long r;
 
 	if (!p) {
@@ -335,6 +372,10 @@ static void loop(struct job *j)
 			p[n++] = (struct pollfd){j->r[r].err.fd, POLLIN, 0};
 			open += (j->r[r].out.fd >= 0) + (j->r[r].err.fd >= 0);
 		}
+		if (j->pmi)
+			for (r = 0; r < j->total; r++)
+				p[n++] = (struct pollfd){launch_pmi_server_fd(j->pmi, (int)r),
+							 launch_pmi_events(j->pmi, (int)r), 0};
 		if (j->ulps_done && !open)
 			break;
 		if (poll(p, (nfds_t)n, -1) < 0) {
@@ -357,6 +398,9 @@ static void loop(struct job *j)
 			if (p[3 + 2 * r].revents)
 				pump(r, &j->r[r].err);
 		}
+		for (r = 0; j->pmi && r < j->total; r++)
+			if (p[2 + 2 * j->total + r].revents)
+				launch_pmi_io(j->pmi, (int)r);
 	}
 	free(p);
 }
@@ -419,12 +463,109 @@ static int report(struct job *j)
 			j->o->tool, j->abort_rank, sig, strsignal(sig), aborted);
 		status = 128 + sig; /* as mpiexec: the status of the rank that brought it down */
 	}
+	if (j->pmi_abort_rank >= 0)
+		status = j->pmi_abort_code;
+	else if (j->pmi_lost_rank >= 0 && !status)
+		status = 1; /* it left the job hanging: a failure even if it exited 0 */
 	return status;
+}
+
+/* --pmi: a PMI-1 server for the job, each rank's appnum its program's index (MPMD). */
+static int pmi_create(struct job *j, struct segment *segs, int nsegs)
+{
+	static const struct launch_pmi_ops ops = {pmi_abort, pmi_lost};
+	int *appnum = calloc((size_t)j->total, sizeof(int)), s, rc;
+	long r = 0, k;
+
+	if (!appnum) {
+		fprintf(stderr, "%s: out of memory\n", j->o->tool);
+		return -1;
+	}
+	for (s = 0; s < nsegs; s++)
+		for (k = 0; k < segs[s].n; k++)
+			appnum[r++] = s;
+	rc = launch_pmi_create(&j->pmi, (int)j->total, appnum, &ops, j);
+	free(appnum);
+	j->pmi_fd = calloc((size_t)j->total, sizeof(int));
+	if (!rc && !j->pmi_fd)
+		rc = -ENOMEM;
+	if (rc)
+		fprintf(stderr, "%s: PMI server: %s\n", j->o->tool, strerror(-rc));
+	return rc;
+}
+
+/* Ranks [first, last) of task k, as the spawning loop assigns them. */
+static void task_ranks(const struct job *j, long k, long *first, long *last)
+{
+	long r;
+
+	for (r = 0; r < j->total && r * j->o->tasks / j->total < k; r++)
+		;
+	*first = r;
+	while (r < j->total && r * j->o->tasks / j->total == k)
+		r++;
+	*last = r;
+}
+
+/* The connections of task k's ranks, made just before the task: it inherits their ends. */
+static int pmi_open_task(struct job *j, long k)
+{
+	long r, first, last;
+	int rc;
+
+	task_ranks(j, k, &first, &last);
+	for (r = first; r < last; r++) {
+		rc = launch_pmi_open(j->pmi, (int)r);
+		j->pmi_fd[r] = launch_pmi_client_fd(j->pmi, (int)r);
+		if (rc) {
+			fprintf(stderr, "%s: rank %ld: PMI connection: %s\n", j->o->tool, r,
+				strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Our copies of task k's ends go: a rank's exit then closes the last one (EOF on ours). */
+static void pmi_close_task(struct job *j, long k)
+{
+	long r, first, last;
+
+	task_ranks(j, k, &first, &last);
+	for (r = first; r < last; r++)
+		launch_pmi_close_client(j->pmi, (int)r);
+}
+
+/* env plus PMI_FD, PMI_RANK, PMI_SIZE, MPI_LOCALNRANKS, MPI_LOCALRANKID, PMI_SPAWNED. */
+static char **with_pmi(struct job *j, long r, char **env)
+{
+	static char buf[256];
+	char *vars[6], **out;
+	size_t n = 0;
+	int i, nv;
+
+	nv = launch_pmi_env(j->pmi, (int)r, j->pmi_fd[r], buf, sizeof(buf), vars);
+	while (env[n])
+		n++;
+	out = realloc(env, (n + (size_t)nv + 1) * sizeof(*out));
+	if (!out) {
+		free(env);
+		return NULL;
+	}
+	for (i = 0; i < nv; i++)
+		out[n++] = vars[i];
+	out[n] = NULL;
+	return out;
 }
 
 int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 {
-	struct job j = {.o = o, .pvd = -1, .sigfd = -1, .abort_rank = -1};
+	struct job j = {.o = o,
+			.pvd = -1,
+			.sigfd = -1,
+			.abort_rank = -1,
+			.pmi_abort_rank = -1,
+			.pmi_lost_rank = -1};
 	struct pvas_attr pattr = {0};
 	struct pvas_task_attr tattr = {0};
 	int per_rank = o->tag || o->outdir, i, rc, failed_load = 0, status;
@@ -469,6 +610,10 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		status = 1;
 		goto out;
 	}
+	if (o->pmi && pmi_create(&j, segs, nsegs)) {
+		status = 1;
+		goto out;
+	}
 
 	/* Signals are read from a signalfd in the loop, never handled asynchronously. Blocked
 	 * before pvas_create so that its thread has them blocked too; the tasks unblock them. */
@@ -501,7 +646,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	/* Ranks in blocks: task k gets ranks [k*total/tasks, (k+1)*total/tasks). */
 	for (nt = 0, r = 0; r < j.total && !failed_load; r++) {
 		long seg_first = 0, s = 0, task = r * o->tasks / j.total;
-		char **env = with_settings(o, cmd_rank_env(r, j.total, o->task_env ? task : -1));
+		char **env;
 		struct segment *sg;
 		int po[2] = {-1, -1}, pe[2] = {-1, -1};
 
@@ -511,6 +656,13 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		while (r >= seg_first + segs[s].n)
 			seg_first += segs[s++].n;
 		sg = &segs[s];
+		if (task == nt && j.pmi && pmi_open_task(&j, task)) {
+			failed_load = 1;
+			break;
+		}
+		env = with_settings(o, cmd_rank_env(r, j.total, o->task_env ? task : -1));
+		if (env && j.pmi)
+			env = with_pmi(&j, r, env);
 		if (!env) {
 			fprintf(stderr, "%s: out of memory\n", o->tool);
 			failed_load = 1;
@@ -543,6 +695,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			rc = pvas_spawn_attr(j.pvd, -1, sg->path, sg->argv, env, &tattr);
 			if (rc > 0)
 				tasks[nt++] = rc;
+			if (j.pmi) /* the task has its ranks' ends now; later tasks must not */
+				pmi_close_task(&j, task);
 			if (o->tag) {
 				close(po[1]);
 				close(pe[1]);
@@ -592,6 +746,8 @@ out:
 	}
 	free(j.r);
 	free(tasks);
+	launch_pmi_destroy(j.pmi);
+	free(j.pmi_fd);
 	if (j.sigfd >= 0)
 		close(j.sigfd);
 	return status;

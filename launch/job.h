@@ -26,6 +26,7 @@ struct job_opts {
 	const char *wdir;   /* --wdir: the ranks' working directory */
 	char **setenv;	    /* NAME=VALUE for every rank (-genv, -x) */
 	int nsetenv;
+	int pmi;		/* --pmi: serve PMI-1 to the ranks (launch/pmi.h) */
 	int cpus[JOB_MAX_CPUS]; /* --bind */
 	unsigned ncpus;
 };

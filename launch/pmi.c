@@ -358,7 +358,7 @@ int launch_pmi_create(struct launch_pmi **out, int nranks, const int *appnum,
 		      const struct launch_pmi_ops *ops, void *arg)
 {
 	struct launch_pmi *p;
-	int r, sv[2];
+	int r;
 
 	if (nranks < 1)
 		return -EINVAL;
@@ -374,17 +374,8 @@ int launch_pmi_create(struct launch_pmi **out, int nranks, const int *appnum,
 	}
 	for (r = 0; r < nranks; r++)
 		p->c[r].sfd = p->c[r].cfd = -1;
-	for (r = 0; r < nranks; r++) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-			int e = -errno;
-
-			launch_pmi_destroy(p);
-			return e;
-		}
-		p->c[r].sfd = sv[0];
-		p->c[r].cfd = sv[1];
+	for (r = 0; r < nranks; r++)
 		p->appnum[r] = appnum ? appnum[r] : 0;
-	}
 	if (ops)
 		p->ops = *ops;
 	p->arg = arg;
@@ -414,6 +405,19 @@ void launch_pmi_destroy(struct launch_pmi *p)
 	free(p->c);
 	free(p->appnum);
 	free(p);
+}
+
+int launch_pmi_open(struct launch_pmi *p, int rank)
+{
+	int sv[2];
+
+	if (rank < 0 || rank >= p->n || p->c[rank].sfd >= 0 || p->c[rank].cfd >= 0)
+		return -EINVAL;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return -errno;
+	p->c[rank].sfd = sv[0];
+	p->c[rank].cfd = sv[1];
+	return 0;
 }
 
 int launch_pmi_client_fd(const struct launch_pmi *p, int rank)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A PMI-1 server (the "simple PMI" wire protocol of MPICH's PMI_FD clients) for the ranks of one
- * job, run by the launcher. Each rank gets one end of a socketpair as PMI_FD; the launcher polls
- * the other ends and calls launch_pmi_io() when one is ready. The engine never blocks: lines are
- * read and answered as they come, replies that do not fit the socket are buffered.
+ * job, run by the launcher. Each rank gets one end of a socketpair (launch_pmi_open) as PMI_FD; the
+ * launcher polls the other ends and calls launch_pmi_io() when one is ready. The engine never
+ * blocks: lines are read and answered as they come, replies that do not fit the socket are
+ * buffered.
  *
  * Served: init, get_maxes, get_appnum, get_my_kvsname, get_universe_size, put, get (with
  * PMI_process_mapping for one node), barrier_in/out across all ranks, finalize, abort. Not served:
@@ -29,6 +30,11 @@ struct launch_pmi_ops {
 int launch_pmi_create(struct launch_pmi **out, int nranks, const int *appnum,
 		      const struct launch_pmi_ops *ops, void *arg);
 void launch_pmi_destroy(struct launch_pmi *p);
+
+/* Make rank's connection (a socketpair). Done per rank, just before the rank's process or PVAS
+ * task is made, so that no other rank's process inherits this rank's end: a rank's exit must close
+ * the last copy of its end for the server to see EOF. 0 or -errno. */
+int launch_pmi_open(struct launch_pmi *p, int rank);
 
 /* The rank's end (to become its PMI_FD; close-on-exec is set: the launcher dups or clears it for
  * the one process that runs the rank). -1 once closed with launch_pmi_close_client. */

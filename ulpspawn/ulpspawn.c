@@ -39,6 +39,9 @@ static void usage(FILE *f)
 	    "  --wdir DIR            the ranks' working directory\n"
 	    "  --keep-going          when a rank is killed by a signal, let the others finish\n"
 	    "                        (default: end the job at once, as mpiexec does)\n"
+	    "  --pmi                 serve PMI-1 (PMI_FD...) to the ranks: MPICH programs;\n"
+	    "                        MPI_Abort, or a rank ending before MPI_Finalize, ends the "
+	    "job\n"
 	    "  -h, --help            this text\n"
 	    "Each ULP gets ULP_RANK, ULP_SIZE and ULP_TASK. Exit status: 0 when every rank exits\n"
 	    "0, else the first non-zero status by rank (128+signal for a killed rank, the one "
@@ -51,7 +54,7 @@ static int tasks_given;
 
 static int parse_segment(int argc, char **argv, struct segment *seg, int first, void *ctx)
 {
-	enum { O_PSIZE = 256, O_BIND, O_STATS, O_BACKEND, O_OUTDIR, O_WDIR, O_KEEP };
+	enum { O_PSIZE = 256, O_BIND, O_STATS, O_BACKEND, O_OUTDIR, O_WDIR, O_KEEP, O_PMI };
 	static const struct option longopts[] = {
 	    {"help", no_argument, NULL, 'h'},
 	    {"partition-size", required_argument, NULL, O_PSIZE},
@@ -62,6 +65,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	    {"output-filename", required_argument, NULL, O_OUTDIR},
 	    {"wdir", required_argument, NULL, O_WDIR},
 	    {"keep-going", no_argument, NULL, O_KEEP},
+	    {"pmi", no_argument, NULL, O_PMI},
 	    {NULL, 0, NULL, 0},
 	};
 	struct job_opts *o = ctx;
@@ -131,6 +135,9 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 			break;
 		case O_KEEP:
 			o->keep_going = 1;
+			break;
+		case O_PMI:
+			o->pmi = 1;
 			break;
 		case O_BACKEND:
 			if (strcmp(optarg, "user") && strcmp(optarg, "kmod")) {

@@ -17,7 +17,12 @@ $(MPI_T)/test_pmi: $(O)/tests/mpi/test_pmi.o $(O)/launch/pmi.o
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka
 $(O)/tests/mpi/test_pmi.o: CPPFLAGS += -Ilaunch
 
-MPI_TEST_PROGS := $(MPI_T)/pmi_procs $(MPI_T)/mpi_check $(MPI_T)/test_pmi
+$(MPI_T)/pmi_guest: tests/mpi/pmi_guest.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -fPIE -pie -o $@ $<
+
+MPI_TEST_PROGS := $(MPI_T)/pmi_procs $(MPI_T)/mpi_check $(MPI_T)/test_pmi $(MPI_T)/pmi_guest \
+	$(O)/bin/ulpspawn
 
 .PHONY: check-mpi
 check-mpi: $(MPI_TEST_PROGS)

@@ -35,4 +35,33 @@ else
 	no "a rank that segfaults after MPI_Init ends the job (139) and is named"
 fi
 
+# ulpspawn --pmi: ranks as ULPs, one per PVAS task (a PMI read blocks its worker: issue 13).
+S=$O/bin/ulpspawn
+if expect "pmi_guest" 0 $S --pmi -n 4 -t 4 $B/pmi_guest &&
+	[ "$(grep -c 'app 0' "$T/out")" = 4 ] && grep -q 'rank 0 app 0 next=v1$' "$T/out" &&
+	grep -q 'rank 3 app 0 next=v0$' "$T/out" && grep -q 'rank 2 app 0 next=v9$' "$T/out"; then
+	ok "ulpspawn --pmi: 4 ULP ranks put, meet at the barrier, get each other's values"
+else
+	no "ulpspawn --pmi: 4 ULP ranks put, meet at the barrier, get each other's values"
+fi
+if expect "pmi_guest mpmd" 0 $S --pmi -t 4 -n 2 $B/pmi_guest : -n 2 $B/pmi_guest &&
+	[ "$(grep -c 'app 0' "$T/out")" = 2 ] && [ "$(grep -c 'app 1' "$T/out")" = 2 ] &&
+	grep -q 'rank 3 app 1' "$T/out"; then
+	ok "ulpspawn --pmi: MPMD gives each program its appnum"
+else
+	no "ulpspawn --pmi: MPMD gives each program its appnum"
+fi
+if expect "pmi_guest abort" 7 $S --pmi -n 3 -t 3 $B/pmi_guest abort 7 &&
+	grep -q "rank 1 called MPI_Abort with exit code 7" "$T/out"; then
+	ok "ulpspawn --pmi: a PMI abort ends the job with its code and names the rank"
+else
+	no "ulpspawn --pmi: a PMI abort ends the job with its code and names the rank"
+fi
+if expect "pmi_guest die" 3 $S --pmi -n 3 -t 3 $B/pmi_guest die &&
+	grep -q "rank 1 ended before MPI_Finalize" "$T/out"; then
+	ok "ulpspawn --pmi: a rank that exits inside MPI ends the job (its status, 3)"
+else
+	no "ulpspawn --pmi: a rank that exits inside MPI ends the job (its status, 3)"
+fi
+
 finish mpi-pmi

@@ -87,6 +87,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (r = 0; r < nranks; r++) {
+		rc = launch_pmi_open(p, r);
+		if (rc) {
+			fprintf(stderr, "pmi_procs: rank %d: socketpair: %s\n", r, strerror(-rc));
+			return 1;
+		}
 		pids[r] = start_rank(p, r, argv + 3);
 		launch_pmi_close_client(p, r);
 	}

@@ -32,6 +32,15 @@ static void on_lost(void *arg, int rank)
 
 static const struct launch_pmi_ops ops = {on_abort, on_lost};
 
+static void open_all(struct launch_pmi *p, int n)
+{
+	int r;
+
+	for (r = 0; r < n; r++)
+		assert_int_equal(launch_pmi_open(p, r), 0);
+	assert_int_equal(launch_pmi_open(p, 0), -EINVAL); /* once per rank */
+}
+
 /* Send one line as rank r, let the server serve it, return what came back (may be ""). */
 static const char *ask(struct launch_pmi *p, int r, const char *line)
 {
@@ -52,6 +61,7 @@ static void test_pmi_answers_the_simple_pmi_commands(void **state)
 	int appnum[2] = {0, 3};
 
 	assert_int_equal(launch_pmi_create(&p, 2, appnum, &ops, NULL), 0);
+	open_all(p, 2);
 	assert_string_equal(ask(p, 1, "cmd=init pmi_version=1 pmi_subversion=1\n"),
 			    "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
 	assert_string_equal(ask(p, 1, "cmd=get_appnum\n"), "cmd=appnum appnum=3 rc=0\n");
@@ -82,6 +92,7 @@ static void test_pmi_refuses_bad_requests_clearly(void **state)
 	char big[1200], huge[3000];
 
 	assert_int_equal(launch_pmi_create(&p, 1, NULL, &ops, NULL), 0);
+	open_all(p, 1);
 	assert_string_equal(ask(p, 0, "cmd=init pmi_version=2 pmi_subversion=0\n"),
 			    "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1\n");
 	assert_string_equal(ask(p, 0, "cmd=get kvsname=kvs_0 key=nothing\n"),
@@ -104,6 +115,7 @@ static void test_pmi_refuses_bad_requests_clearly(void **state)
 	assert_int_equal(lost_rank, 0);
 	launch_pmi_destroy(p);
 	assert_int_equal(launch_pmi_create(&p, 1, NULL, &ops, NULL), 0);
+	open_all(p, 1);
 	/* a line with no cmd= is a protocol error: the connection is dropped and reported */
 	lost_rank = -1;
 	ask(p, 0, "hello\n");
@@ -117,6 +129,7 @@ static void test_pmi_abort_reaches_the_launcher_with_code_and_message(void **sta
 	struct launch_pmi *p;
 
 	assert_int_equal(launch_pmi_create(&p, 3, NULL, &ops, NULL), 0);
+	open_all(p, 3);
 	assert_string_equal(ask(p, 2, "cmd=abort exitcode=7 msg=out of cheese\n"), "");
 	assert_int_equal(abort_rank, 2);
 	assert_int_equal(abort_code, 7);
@@ -130,6 +143,7 @@ static void test_pmi_reports_a_rank_that_dies_before_finalize(void **state)
 	int fd;
 
 	assert_int_equal(launch_pmi_create(&p, 2, NULL, &ops, NULL), 0);
+	open_all(p, 2);
 	lost_rank = -1;
 	/* rank 0 finalizes and closes: not lost */
 	ask(p, 0, "cmd=finalize\n");
@@ -153,6 +167,7 @@ static void test_pmi_env_names_the_rank_and_its_fd(void **state)
 	char buf[256], *v[6], tiny[8];
 
 	assert_int_equal(launch_pmi_create(&p, 4, NULL, &ops, NULL), 0);
+	open_all(p, 4);
 	assert_int_equal(launch_pmi_env(p, 2, 9, buf, sizeof(buf), v), 6);
 	assert_string_equal(v[0], "PMI_FD=9");
 	assert_string_equal(v[1], "PMI_RANK=2");
