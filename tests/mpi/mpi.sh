@@ -64,4 +64,30 @@ else
 	no "ulpspawn --pmi: a rank that exits inside MPI ends the job (its status, 3)"
 fi
 
+# Debian's MPICH programs as ULPs: ch4:ucx starts a UCX thread per rank (ULP threads), talks PMI
+# over PMI_FD and busy-polls shared memory. One rank per PVAS task for now: a blocking PMI read
+# holds its worker, and MPICH's polling never yields (issue 13: parking, preemption).
+for n in 2 8; do
+	if expect "mpiexec -n $n" 0 "$MPIEXEC" -n $n $B/mpi_check && cp "$T/out" "$T/ref" &&
+		expect "ulpspawn --pmi -n $n" 0 $S --pmi -n $n -t $n -w 1 $B/mpi_check &&
+		cmp -s "$T/out" "$T/ref" && ! grep -q CORRUPT "$T/out"; then
+		ok "MPICH's mpi_check as $n ULP ranks (ulpspawn --pmi) prints what mpiexec's processes print"
+	else
+		diff "$T/ref" "$T/out" >>"$T/out" 2>&1
+		no "MPICH's mpi_check as $n ULP ranks (ulpspawn --pmi) prints what mpiexec's processes print"
+	fi
+done
+if expect "ulpspawn MPI_Abort" 5 $S --pmi -n 4 -t 4 -w 1 $B/mpi_check abort 1 5 &&
+	grep -q "rank 1 called MPI_Abort with exit code 5" "$T/out"; then
+	ok "MPI_Abort(5) in a ULP rank ends the ulpspawn job with status 5, naming the rank"
+else
+	no "MPI_Abort(5) in a ULP rank ends the ulpspawn job with status 5, naming the rank"
+fi
+if expect "ulpspawn crash" 139 $S --pmi -n 4 -t 4 -w 1 $B/mpi_check crash 2 &&
+	grep -q "rank 2" "$T/out"; then
+	ok "a ULP rank that segfaults after MPI_Init ends the ulpspawn job (139), naming the rank"
+else
+	no "a ULP rank that segfaults after MPI_Init ends the ulpspawn job (139), naming the rank"
+fi
+
 finish mpi-pmi
