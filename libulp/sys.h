@@ -67,13 +67,20 @@ struct ulp_ksigaction {
 #define ULP_KSIGSET_SIZE 8
 #define ULP_NSIG 64
 
+/* The preemption tick (a per-worker timer) and the wake-up of a worker asleep in its task's
+ * io_uring (tgkill): libulp/kernel/preempt.c and io_ring.c. */
+#define ULP_SIG_TICK 63
+#define ULP_SIG_WAKE 62
+
 /*
  * Signals the runtime owns in every process that runs ULPs: SIGSYS carries the syscall trap, the
- * faults end the faulting ULP. A ULP may neither install handlers for them nor block them.
+ * faults end the faulting ULP, the two above. A ULP may neither install handlers for them nor
+ * block them.
  */
 #define ULP_RT_SIGMASK                                                                             \
 	((1ul << (SIGSYS - 1)) | (1ul << (SIGSEGV - 1)) | (1ul << (SIGBUS - 1)) |                  \
-	 (1ul << (SIGILL - 1)) | (1ul << (SIGFPE - 1)))
+	 (1ul << (SIGILL - 1)) | (1ul << (SIGFPE - 1)) | (1ul << (ULP_SIG_TICK - 1)) |             \
+	 (1ul << (ULP_SIG_WAKE - 1)))
 
 static inline int ulp_rt_signal(int sig)
 {

@@ -7,6 +7,7 @@
  * stray TLS access faults at once), raw system calls and memory the manager prepared. It ends
  * (exit_group) once its last ULP ended.
  */
+#include "io.h"
 #include "pvas_int.h"
 #include "sys.h"
 
@@ -148,6 +149,10 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	struct ulp_sched_hooks hooks = {
 	    .worker_start = task_worker_start,
 	    .task_exit = task_ulp_exit,
+	    /* idle workers sleep in the task's io_uring (libulp/kernel/io_ring.c) */
+	    .idle = ulp_io_hook_idle,
+	    .poll = ulp_io_hook_poll,
+	    .wake = ulp_io_hook_wake,
 	};
 	struct ulp_sched_attr sa = {0};
 	struct pvas_task *t;

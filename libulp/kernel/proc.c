@@ -6,6 +6,7 @@
  */
 #include "backend.h"
 #include "proc.h"
+#include "io.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -231,6 +232,10 @@ static void trap_worker_start(struct ulp_worker *w, void *arg)
 static const struct ulp_sched_hooks proc_hooks = {
     .worker_start = trap_worker_start,
     .task_exit = proc_task_exit,
+    /* idle workers sleep in the instance's io_uring (io_ring.c) */
+    .idle = ulp_io_hook_idle,
+    .poll = ulp_io_hook_poll,
+    .wake = ulp_io_hook_wake,
 };
 
 const struct ulp_sched_hooks *ulp_proc_sched_hooks(void)

@@ -3,6 +3,7 @@
  * Process syscalls of a ULP: ending it, signals it sends itself, yielding. A ULP is no kernel
  * process: what would end or copy the process ends or is refused for the ULP alone.
  */
+#include "io.h"
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
@@ -76,7 +77,5 @@ long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 /* Another ULP's turn when one is ready; else the worker's kernel thread yields. */
 long ulp_sys_sched_yield(struct ulp_cb *cb, struct ulp_sys *s)
 {
-	if (ulp_task_yield(ulp_cur_task())) /* the calling thread of the ULP */
-		return 0;
-	return ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+	return ulp_io_yield(cb); /* the yield policy (io_calls.c) */
 }

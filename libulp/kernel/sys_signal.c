@@ -3,6 +3,7 @@
  * Signal syscalls of a ULP. Handlers and the mask are per process, so shared by every ULP of it;
  * the signals the runtime owns (sys.h: ULP_RT_SIGNALS) stay the runtime's.
  */
+#include "io.h"
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
@@ -19,7 +20,9 @@ long ulp_sys_rt_sigaction(struct ulp_cb *cb, struct ulp_sys *s)
 			memset((void *)oact, 0, sizeof(struct ulp_ksigaction)); /* "default" */
 		return 0; /* accepted, not installed: the runtime keeps these */
 	}
-	return ulp_arch_syscall(SYS_rt_sigaction, sig, act, oact, size, 0, 0);
+	/* Through the relay that tells the ULP's parked calls (EINTR) and runs the handler as that
+	 * ULP (io_ring.c). */
+	return ulp_io_sigaction(cb, (int)sig, (const void *)act, (void *)oact, size);
 }
 
 long ulp_sys_rt_sigprocmask(struct ulp_cb *cb, struct ulp_sys *s)

@@ -81,8 +81,9 @@ ulp_sys_handler ulp_sys_rt_sigaction, ulp_sys_rt_sigprocmask, ulp_sys_sigaltstac
 ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_rseq,
     ulp_sys_exit_thread, ulp_sys_gettid, ulp_sys_set_robust_list, ulp_sys_get_robust_list,
     ulp_sys_sched_getaffinity, ulp_sys_sched_setaffinity, ulp_sys_futex;
-/* I/O (sys_io.c) */
-ulp_sys_handler ulp_sys_close;
+/* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
+ * on its task's io_uring */
+ulp_sys_handler ulp_sys_close, ulp_sys_io_block;
 /* calls only this architecture has (libulp/arch/<arch>/sys_arch.c) */
 ulp_sys_handler ULP_ARCH_SYS_HANDLERS;
 

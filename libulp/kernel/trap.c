@@ -15,6 +15,7 @@
  * Faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE) run on a per-worker alternate stack (a stack overflow
  * leaves no room on the ULP's) and end only the faulting ULP.
  */
+#include "io.h"
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
@@ -84,6 +85,9 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 	fix_altstack(ucv);
 	/* The thread may have to end (its ULP is dying) or take a signal sent to it. */
 	ulp_tg_trap_return(cb, ucv);
+	/* Handlers of signals that came for this ULP while it was parked or elsewhere run now,
+	 * before the call returns, as the kernel runs them (io_ring.c). */
+	ulp_io_deliver(cb, ucv);
 }
 
 static void fault_handler(int sig, siginfo_t *si, void *ucv)
@@ -169,6 +173,7 @@ void ulp_trap_worker_init(struct ulp_worker *w)
 	ss.ss_size = ULP_ALTSTACK_SIZE;
 	ss.ss_flags = 0;
 	ulp_arch_syscall(SYS_sigaltstack, (long)&ss, 0, 0, 0, 0, 0);
+	ulp_io_worker_init(w); /* the task's ring (worker 0), the preemption timer */
 }
 
 int ulp_trap_install(struct pvas_region *r)
@@ -192,8 +197,13 @@ int ulp_trap_install(struct pvas_region *r)
 	sa.sa_sigaction = fault_handler;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	for (sig = 1; sig <= ULP_NSIG; sig++)
-		if (sig != SIGSYS && ulp_rt_signal(sig) && sigaction(sig, &sa, NULL) != 0)
+		if (sig != SIGSYS && sig != ULP_SIG_TICK && sig != ULP_SIG_WAKE &&
+		    ulp_rt_signal(sig) && sigaction(sig, &sa, NULL) != 0)
 			return -errno;
+	/* The preemption tick and the ring's wake-up (preempt.c). */
+	rc = ulp_io_install(r);
+	if (rc)
+		return rc;
 	/* Keep them as the kernel has them (libc's restorer included) for ulp_trap_task_init. */
 	for (sig = 1; sig <= ULP_NSIG; sig++)
 		if (ulp_rt_signal(sig))

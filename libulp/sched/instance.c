@@ -103,6 +103,13 @@ int ulp_sched_set_hooks(struct ulp_runtime *rt, const struct ulp_sched_hooks *ho
 	return 0;
 }
 
+int ulp_sched_set_ctx(struct ulp_runtime *rt, void *ctx)
+{
+	void *none = NULL;
+
+	return atomic_compare_exchange_strong(&rt->ctx, &none, ctx) ? 0 : -EBUSY;
+}
+
 void ulp_sched_start(struct ulp_runtime *rt)
 {
 	atomic_store_explicit(&rt->started, 1, memory_order_release);

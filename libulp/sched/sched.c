@@ -108,6 +108,8 @@ static __attribute__((noinline, cold)) void wake_sleepers(struct ulp_runtime *rt
 	if (atomic_load_explicit(&rt->sleepers, memory_order_relaxed) > 0) {
 		atomic_fetch_add(&rt->idle_seq, 1);
 		ulp_raw_futex_wake((uint32_t *)&rt->idle_seq, all ? 0x7fffffff : 1);
+		if (rt->hooks.wake)
+			rt->hooks.wake(rt, all ? -1 : 1, rt->hooks.arg);
 	}
 }
 
@@ -601,6 +603,11 @@ static struct ulp_task *steal(struct ulp_worker *w)
 	return NULL;
 }
 
+int ulp_worker_has_ready(struct ulp_worker *w)
+{
+	return __atomic_load_n(&w->inbox, __ATOMIC_RELAXED) || ulp_deque_looks_nonempty(&w->dq);
+}
+
 static int work_visible(struct ulp_worker *w)
 {
 	unsigned i;
@@ -633,8 +640,11 @@ static void sched_loop(struct ulp_worker *w)
 	int in_gate = 0;
 
 	for (;;) {
-		struct ulp_task *t = next_ready(w);
+		struct ulp_task *t;
 
+		if (rt->hooks.poll)
+			rt->hooks.poll(w, rt->hooks.arg);
+		t = next_ready(w);
 		if (!t && rt->nworkers > 1) {
 			if (!in_gate) {
 				ulp_gate_enter(&rt->gate);
@@ -759,4 +769,6 @@ void ulp_sched_wake_all(struct ulp_runtime *rt)
 {
 	atomic_fetch_add(&rt->idle_seq, 1);
 	ulp_raw_futex_wake((uint32_t *)&rt->idle_seq, 0x7fffffff);
+	if (rt->hooks.wake)
+		rt->hooks.wake(rt, -1, rt->hooks.arg);
 }

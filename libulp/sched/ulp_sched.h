@@ -140,6 +140,19 @@ struct ulp_sched_hooks {
 	 * where the instance should end with its last ULP).
 	 */
 	void (*task_exit)(struct ulp_task *t, void *arg);
+	/*
+	 * At every turn of a worker's scheduler loop, before it looks for work: pick up finished
+	 * work without blocking (an io_uring's completions), so that it is seen while the worker is
+	 * busy, not only once it is idle.
+	 */
+	void (*poll)(struct ulp_worker *w, void *arg);
+	/*
+	 * After the futex wake of idle workers (n of them, all when n < 0): wake those an idle hook
+	 * keeps asleep elsewhere than on the futex. Needed where the kernel cannot wait on the
+	 * futex word next to the hook's fds (io_uring's FUTEX_WAIT is 6.7+; the VM tests boot 6.1),
+	 * and the waker may be another process, which cannot reach the sleeper's fds: a tgkill can.
+	 */
+	void (*wake)(struct ulp_runtime *rt, int n, void *arg);
 	void *arg;
 };
 
@@ -171,6 +184,7 @@ struct ulp_runtime {
 	int accounting;		 /* measure cpu_ns per task */
 	size_t sched_stack;
 	struct ulp_sched_hooks hooks;
+	_Atomic(void *) ctx; /* the hooks' own state for this instance (ulp_sched_set_ctx) */
 };
 
 extern struct ulp_runtime ulp_rt;
@@ -220,6 +234,18 @@ void ulp_sched_ref(struct ulp_runtime *rt);
 int ulp_sched_tryref(struct ulp_runtime *rt);
 long ulp_sched_unref(struct ulp_runtime *rt);
 long ulp_sched_refs(struct ulp_runtime *rt);
+
+/* State the hooks' owner attaches to a running instance (the ULP layer's io_uring, made in the
+ * instance's own process by its first worker): set once (-EBUSY when set already), read any time.
+ */
+int ulp_sched_set_ctx(struct ulp_runtime *rt, void *ctx);
+static inline void *ulp_sched_ctx(struct ulp_runtime *rt)
+{
+	return atomic_load_explicit(&rt->ctx, memory_order_acquire);
+}
+
+/* 1 when w has a task ready to run in its own deque or inbox (what a yield would switch to). */
+int ulp_worker_has_ready(struct ulp_worker *w);
 
 /* Worker i of rt, i taken modulo the number of workers. */
 struct ulp_worker *ulp_sched_worker(struct ulp_runtime *rt, unsigned i);

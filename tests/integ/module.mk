@@ -3,7 +3,7 @@ ifeq ($(ARCH),x86_64)
 INTEG := $(O)/tests/integ
 INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx \
 	$(INTEG)/guest_cxx_dyn $(INTEG)/crash $(INTEG)/pingpong $(INTEG)/exec_nopie $(INTEG)/share $(INTEG)/probe \
-	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn
+	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn $(INTEG)/iotest
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE

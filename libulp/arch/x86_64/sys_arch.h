@@ -17,7 +17,11 @@
 
 /* Entries of ulp_sys_table for calls only x86_64 has (designated initializers). */
 #define ULP_ARCH_SYS_TABLE                                                                         \
-	[SYS_arch_prctl] = ulp_sys_arch_prctl, [SYS_fork] = ulp_sys_fork, [SYS_vfork] = ulp_sys_fork
+	[SYS_arch_prctl] = ulp_sys_arch_prctl, [SYS_fork] = ulp_sys_fork,                          \
+	[SYS_vfork] = ulp_sys_fork, [SYS_accept] = ulp_sys_io_block,                               \
+	[SYS_poll] = ulp_sys_io_block, [SYS_select] = ulp_sys_io_block,                            \
+	[SYS_epoll_wait] = ulp_sys_io_block, [SYS_pause] = ulp_sys_io_block,                       \
+	[SYS_open] = ulp_sys_io_block
 
 /* Their handlers (sys_arch.c), declared by syscall.h. */
 #define ULP_ARCH_SYS_HANDLERS ulp_sys_arch_prctl

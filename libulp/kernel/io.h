@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Blocking system calls of ULPs, parked on the io_uring of their PVAS task (io_ring.c), the
+ * emulations of those calls (io_calls.c) and the per-worker preemption timer (preempt.c).
+ *
+ * Everything here may run with a ULP's TLS loaded (in the SIGSYS handler, on the ULP's stack): no
+ * __thread, no errno, raw system calls only. docs/syscalls.md explains the design.
+ */
+#ifndef ULP_KERNEL_IO_H
+#define ULP_KERNEL_IO_H
+
+#include <stdint.h>
+
+#include "proc.h"
+#include "sys.h"
+
+struct ulp_io;
+
+/* Per-worker state of the ring and the preemption tick (struct ulp_io's ws[worker id]). */
+struct ulp_io_worker {
+	_Atomic int sleeping;	    /* in the idle wait: the wake hook sends it ULP_SIG_WAKE */
+	int timer;		    /* preemption timer (kernel id), -1: none */
+	struct ulp_task *tick_task; /* what ran at the last tick, and its switch count */
+	uint64_t tick_switches;
+	unsigned yield_streak; /* yields in a row with nothing else ready (yield policy) */
+};
+
+/* One parked call: lives on the ULP's stack (in the trap handler's frame) until it resumes. */
+struct ulp_io_wait {
+	struct ulp_task *task;
+	struct ulp_io *io;
+	int pvid;
+	uint32_t sig_gen; /* the ULP's signal count when the call began */
+	int interruptible;
+	int pending; /* CQEs still to come; the task is resumed once it is 0 and done */
+	int done;    /* something happened: an event, the timeout, a signal */
+	int res;     /* result of the first completion */
+	int timed_out;
+	int interrupted; /* 1: a signal; 2: one whose handler has SA_RESTART */
+	int cancelling;
+	int nops;
+	struct ulp_io_wait *next, *prev; /* the ring's list of parked calls */
+	struct {
+		long long tv_sec, tv_nsec; /* layout of struct __kernel_timespec */
+	} ts;
+	unsigned ts_flags;
+	int ts_set;
+};
+
+/* Per-worker set-up (timer, wake-up mask; the ring of its task on worker 0). Raw calls. */
+void ulp_io_worker_init(struct ulp_worker *w);
+/* Once per process before workers start: handlers, quantum from ULP_QUANTUM_US. Hosted libc. */
+int ulp_io_install(struct pvas_region *r);
+
+/* The ring of the calling worker's task; NULL when it has none (io_uring unavailable). */
+struct ulp_io *ulp_io_self(void);
+/* w's per-worker state; NULL before its instance has one. */
+struct ulp_io_worker *ulp_io_worker(struct ulp_worker *w);
+/* Scheduler hooks (struct ulp_sched_hooks): idle, poll and wake of the ULP layer's instances. */
+void ulp_io_hook_idle(struct ulp_worker *w, const _Atomic uint32_t *word, uint32_t seq, void *arg);
+void ulp_io_hook_poll(struct ulp_worker *w, void *arg);
+void ulp_io_hook_wake(struct ulp_runtime *rt, int n, void *arg);
+/* Its descriptor (-1: none), which the trap keeps the program from closing. */
+int ulp_io_fd(void);
+
+/* Park the current task until one of the requests completes (poll on fds, a timeout, a connect)
+ * or a signal of the ULP arrives. n polls of fds[i] for events[i]; ts (NULL: none) with
+ * IORING_TIMEOUT_* flags. Returns 0 once resumed; wt says why. */
+struct ulp_io_op {
+	int kind;	  /* ULP_IO_POLL, ULP_IO_CONNECT, ULP_IO_OPENAT */
+	int fd;		  /* the fd polled or connected; openat's dirfd */
+	unsigned events;  /* poll events; openat's flags */
+	const void *addr; /* connect's sockaddr; openat's path */
+	unsigned len;	  /* connect's address length; openat's mode */
+};
+#define ULP_IO_POLL 1
+#define ULP_IO_CONNECT 2
+#define ULP_IO_OPENAT 3
+int ulp_io_park(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_io_op *ops, int n);
+/* Start a wait record for the current ULP (snapshots its signal count). */
+void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb,
+		      int interruptible);
+/* A signal with a ULP handler arrived for the ULP since wt began: 0, 1, or 2 (SA_RESTART). */
+int ulp_io_signalled(struct ulp_io_wait *wt);
+
+/* Reap completions (from the scheduler loop, the tick, after a park). Never blocks. */
+void ulp_io_poll(struct ulp_worker *w);
+/* Idle: wait for a completion or a wake-up (timeout_ns 0: none). */
+void ulp_io_idle_wait(struct ulp_worker *w, long long timeout_ns);
+
+/* rt_sigaction of a ULP: handlers of other signals go through a relay that tells parked calls
+ * (EINTR); the ULP's own action is kept and reported. */
+long ulp_io_sigaction(struct ulp_cb *cb, int sig, const void *act, void *oact, long size);
+
+/* Run the handlers of signals left pending for cb (uc: the frame the ULP resumes from; NULL when
+ * none is at hand). From ULP context: the trap's exit, a tick, a restarted wait. */
+void ulp_io_deliver(struct ulp_cb *cb, void *uc);
+
+/* Yield policy of a trapped sched_yield: no bouncing between workers; nap when only yielders. */
+long ulp_io_yield(struct ulp_cb *cb);
+
+/* Preemption (preempt.c). */
+extern unsigned ulp_quantum_us;
+void ulp_preempt_worker_init(struct ulp_worker *w);
+void ulp_preempt_arm(struct ulp_worker *w, int on);
+
+#endif

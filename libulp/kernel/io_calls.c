@@ -1,0 +1,657 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The blocking I/O and time calls of ULPs (docs/syscalls.md, "Calls that park the ULP").
+ *
+ * Each call is first tried without blocking, in one system call where the kernel offers a way
+ * (preadv2/pwritev2 with RWF_NOWAIT, MSG_DONTWAIT, a zero timeout), so a call that would not block
+ * costs the trap and nothing more. Only when it would block is a poll armed on the task's ring
+ * and the ULP parked; once the descriptor is ready the call is redone. Data is never moved by the
+ * ring, so an interrupted wait loses nothing. File status flags are never changed: a pipe or
+ * terminal shared with other processes keeps its O_NONBLOCK as it is. A descriptor the program
+ * itself made non-blocking gets the kernel's answer (EAGAIN). Files whose driver cannot say
+ * "would block" (RWF_NOWAIT refused) are polled with a zero timeout and read natively once ready;
+ * a regular file is always ready, so its I/O stays native.
+ *
+ * Signals: a signal whose handler the ULP installed ends its parked call with EINTR, or goes on
+ * waiting when the handler has SA_RESTART and the kernel would restart the call (read, write,
+ * accept, connect, open; never poll, select, epoll_wait, nanosleep, pause), as the kernel does.
+ */
+#include "io.h"
+#include "syscall.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/io_uring.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#ifndef RWF_NOWAIT
+#define RWF_NOWAIT 0x00000008
+#endif
+#define MAX_POLL 1024 /* fds of one poll/select parked on the ring; more: native */
+#define MAX_IOV 64    /* iovecs of a blocking writev continued after a short write */
+
+static long sys(long nr, long a, long b, long c, long d, long e, long f)
+{
+	return ulp_arch_syscall(nr, a, b, c, d, e, f);
+}
+
+/* A call that does not wait, yet may see -EINTR: the runtime's own signals (the preemption tick,
+ * wake-ups) are not the program's and must not show. */
+static long sys_nowait(long nr, long a, long b, long c, long d, long e, long f)
+{
+	long r;
+
+	do
+		r = sys(nr, a, b, c, d, e, f);
+	while (r == -EINTR);
+	return r;
+}
+
+static int would_block(long r)
+{
+	return r == -EAGAIN || r == -EOPNOTSUPP;
+}
+
+static int fd_nonblock(int fd)
+{
+	long fl = sys(SYS_fcntl, fd, F_GETFL, 0, 0, 0, 0);
+
+	return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+/* revents of fd for ev without waiting (negative: the error of poll itself). */
+static long poll0(int fd, short ev)
+{
+	struct pollfd p = {fd, ev, 0};
+	long r = sys_nowait(SYS_poll, (long)&p, 1, 0, 0, 0, 0);
+
+	return r > 0 ? p.revents : r;
+}
+
+static long long now_ns(int clk)
+{
+	struct timespec ts;
+
+	sys(SYS_clock_gettime, clk, (long)&ts, 0, 0, 0, 0);
+	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Deadline on CLOCK_MONOTONIC, as IORING_TIMEOUT_ABS reads it. */
+static void wait_deadline(struct ulp_io_wait *wt, long long deadline)
+{
+	wt->ts.tv_sec = deadline / 1000000000;
+	wt->ts.tv_nsec = deadline % 1000000000;
+	wt->ts_flags = IORING_TIMEOUT_ABS;
+	wt->ts_set = 1;
+}
+
+/* The socket's SO_RCVTIMEO / SO_SNDTIMEO in ns (0: none, or not a socket). */
+static long long sock_timeo(int fd, int opt)
+{
+	struct {
+		long sec, usec;
+	} tv = {0, 0};
+	unsigned len = sizeof(tv);
+
+	if (sys(SYS_getsockopt, fd, SOL_SOCKET, opt, (long)&tv, (long)&len, 0) != 0)
+		return 0;
+	return (long long)tv.sec * 1000000000 + tv.usec * 1000;
+}
+
+/* Wait on the ring until fd is ready for ev. 0: ready (or so it may be: redo the call);
+ * -EINTR; -EAGAIN: the socket timeout (deadline) passed. */
+static long park_fd(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb, int fd,
+		    unsigned ev, long long deadline)
+{
+	struct ulp_io_op op = {ULP_IO_POLL, fd, ev, NULL, 0};
+
+	for (;;) {
+		wt->ts_set = 0;
+		if (deadline)
+			wait_deadline(wt, deadline);
+		ulp_io_park(io, wt, &op, 1);
+		if (wt->interrupted == 1)
+			return -EINTR;
+		if (wt->interrupted == 2) { /* SA_RESTART: run the handler, then wait on */
+			ulp_io_wait_init(io, wt, cb, 1);
+			ulp_io_deliver(cb, NULL);
+			if (poll0(fd, (short)ev) != 0)
+				return 0;
+			continue;
+		}
+		if (wt->timed_out)
+			return -EAGAIN;
+		return 0;
+	}
+}
+
+/* ---- read and write family ---- */
+
+struct rw {
+	long nr; /* SYS_preadv2 / SYS_pwritev2 / SYS_recvfrom / ... the call redone */
+	int fd;
+	struct iovec *iov;
+	int cnt;
+	long long off; /* -1: the file position */
+	long *a;       /* socket calls: the ULP's arguments */
+};
+
+static long rw_try(struct rw *c, int nowait)
+{
+	long *a = c->a;
+
+	switch (c->nr) {
+	case SYS_recvfrom:
+	case SYS_sendto:
+		return sys(c->nr, a[0], a[1], a[2], a[3] | (nowait ? MSG_DONTWAIT : 0), a[4], a[5]);
+	case SYS_recvmsg:
+	case SYS_sendmsg:
+		return sys(c->nr, a[0], a[1], a[2] | (nowait ? MSG_DONTWAIT : 0), 0, 0, 0);
+	case SYS_accept4:
+		return sys(c->nr, a[0], a[1], a[2], a[3], 0, 0);
+	default: /* preadv2, pwritev2 with the split 64-bit offset */
+		return sys(c->nr, c->fd, (long)c->iov, c->cnt, (long)c->off, 0,
+			   nowait ? RWF_NOWAIT : 0);
+	}
+}
+
+/* Advance an iovec array past n bytes; 0 when nothing is left. */
+static int iov_advance(struct iovec **iov, int *cnt, size_t n)
+{
+	while (*cnt && n >= (*iov)->iov_len) {
+		n -= (*iov)->iov_len;
+		(*iov)++;
+		(*cnt)--;
+	}
+	if (*cnt) {
+		(*iov)->iov_base = (char *)(*iov)->iov_base + n;
+		(*iov)->iov_len -= n;
+	}
+	while (*cnt && !(*iov)->iov_len) {
+		(*iov)++;
+		(*cnt)--;
+	}
+	return *cnt;
+}
+
+/*
+ * One blocking read-like or write-like call. ev: POLLIN or POLLOUT. whole: a blocking write to a
+ * pipe or stream socket returns only once everything is written (as the kernel's does), so after
+ * a short write the rest is written once there is room; c->iov must then be a private copy.
+ */
+static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
+{
+	struct ulp_io *io = ulp_io_self();
+	struct ulp_io_wait wt;
+	long long deadline = 0, t;
+	long r, done = 0;
+	int first = 1;
+
+	if (!io)
+		return rw_try(c, 0);
+	for (;;) {
+		r = rw_try(c, 1);
+		if (r >= 0 && whole && r > 0) {
+			done += r;
+			if (c->off >= 0)
+				c->off += r;
+			if (iov_advance(&c->iov, &c->cnt, (size_t)r) && !fd_nonblock(c->fd))
+				continue; /* room for more: try at once; EAGAIN parks below */
+			return done;
+		}
+		if (!would_block(r))
+			return done ? done : r;
+		if (first) {
+			first = 0;
+			if (fd_nonblock(c->fd))
+				return done ? done : r == -EAGAIN ? r : rw_try(c, 0);
+			ulp_io_wait_init(io, &wt, cb, 1);
+			t = sock_timeo(c->fd, ev == POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO);
+			if (t)
+				deadline = now_ns(CLOCK_MONOTONIC) + t;
+		}
+		/* Ready by poll yet the no-wait try refused: a regular file (would wait for the
+		 * disk), or a driver without RWF_NOWAIT. Its wait is not one a poll can end. */
+		if (poll0(c->fd, (short)ev) != 0) {
+			r = rw_try(c, 0);
+			return r >= 0 ? done + r : done ? done : r;
+		}
+		r = park_fd(io, &wt, cb, c->fd, ev, deadline);
+		if (r)
+			return done ? done : r;
+	}
+}
+
+static long do_rw(struct ulp_cb *cb, long nr, long *a)
+{
+	struct iovec one, copy[MAX_IOV];
+	struct rw c = {0, (int)a[0], &one, 1, -1, a};
+	int write = 0;
+
+	switch (nr) {
+	case SYS_read:
+	case SYS_write:
+	case SYS_pread64:
+	case SYS_pwrite64:
+		one.iov_base = (void *)a[1];
+		one.iov_len = (size_t)a[2];
+		write = nr == SYS_write || nr == SYS_pwrite64;
+		if (nr == SYS_pread64 || nr == SYS_pwrite64) {
+			if (a[3] < 0)
+				return -EINVAL;
+			c.off = a[3];
+		}
+		break;
+	default: /* readv, writev, preadv, pwritev */
+		write = nr == SYS_writev || nr == SYS_pwritev;
+		c.iov = (struct iovec *)a[1];
+		c.cnt = (int)a[2];
+		if (nr == SYS_preadv || nr == SYS_pwritev) {
+			if (a[3] < 0)
+				return -EINVAL;
+			c.off = a[3];
+		}
+		if (write && c.cnt > 0 && c.cnt <= MAX_IOV) {
+			memcpy(copy, c.iov, (size_t)c.cnt * sizeof(*copy));
+			c.iov = copy;
+		} else if (write) {
+			write = 2; /* too many to continue after a short write: as is */
+		}
+		break;
+	}
+	c.nr = write ? SYS_pwritev2 : SYS_preadv2;
+	return rw_blocking(cb, &c, write ? POLLOUT : POLLIN, write == 1);
+}
+
+static long do_sock(struct ulp_cb *cb, long nr, long *a)
+{
+	struct rw c = {nr, (int)a[0], NULL, 0, -1, a};
+	long flags = nr == SYS_recvfrom || nr == SYS_sendto ? a[3] : a[2];
+
+	if (flags & MSG_DONTWAIT)
+		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return rw_blocking(cb, &c, nr == SYS_recvfrom || nr == SYS_recvmsg ? POLLIN : POLLOUT, 0);
+}
+
+/* accept and connect go through the ring itself: there is no per-call non-blocking flag. */
+static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
+{
+	struct ulp_io *io = ulp_io_self();
+	struct ulp_io_op op = {0, (int)a[0], 0, (const void *)a[1], (unsigned)a[2]};
+	struct ulp_io_wait wt;
+	long r;
+
+	if (!io || fd_nonblock((int)a[0])) /* also: EBADF from the call itself */
+		return sys(nr, a[0], a[1], a[2], nr == SYS_accept4 ? a[3] : 0, 0, 0);
+	if (nr == SYS_connect) {
+		op.kind = ULP_IO_CONNECT;
+	} else {
+		/* accept: a connection is usually waiting, or not at all: poll decides. */
+		for (;;) {
+			r = poll0((int)a[0], POLLIN);
+			if (r != 0)
+				return sys(SYS_accept4, a[0], a[1], a[2],
+					   nr == SYS_accept4 ? a[3] : 0, 0, 0);
+			ulp_io_wait_init(io, &wt, cb, 1);
+			r = park_fd(io, &wt, cb, (int)a[0], POLLIN, 0);
+			if (r)
+				return r;
+		}
+	}
+	ulp_io_wait_init(io, &wt, cb, 1);
+	ulp_io_park(io, &wt, &op, 1);
+	/* Interrupted: the connection goes on in the background, as the kernel's does. */
+	return wt.interrupted ? -EINTR : wt.res;
+}
+
+/* Opening a FIFO waits for the other end (unless O_NONBLOCK or O_RDWR): that open runs on the
+ * ring (in the kernel's io-wq thread of this process), every other open natively. */
+static long do_open(struct ulp_cb *cb, long nr, long *a)
+{
+	long dirfd = nr == SYS_openat ? a[0] : AT_FDCWD;
+	const char *path = (const char *)(nr == SYS_openat ? a[1] : a[0]);
+	int flags = (int)(nr == SYS_openat ? a[2] : a[1]);
+	unsigned mode = (unsigned)(nr == SYS_openat ? a[3] : a[2]);
+	struct ulp_io *io = ulp_io_self();
+	struct ulp_io_op op = {ULP_IO_OPENAT, (int)dirfd, (unsigned)flags, path, mode};
+	struct ulp_io_wait wt;
+	struct stat st;
+
+	if (!io || (flags & (O_NONBLOCK | O_PATH)) || (flags & O_ACCMODE) == O_RDWR ||
+	    sys(SYS_newfstatat, dirfd, (long)path, (long)&st, 0, 0, 0) != 0 ||
+	    !S_ISFIFO(st.st_mode))
+		return sys(SYS_openat, dirfd, (long)path, flags, mode, 0, 0);
+	ulp_io_wait_init(io, &wt, cb, 1);
+	ulp_io_park(io, &wt, &op, 1);
+	return wt.interrupted ? -EINTR : wt.res;
+}
+
+/* ---- poll, select, epoll ---- */
+
+/* Wait for any of fds[] (events) until deadline (0: none; -1 in the caller means do not wait).
+ * 0: something may be ready, redo the call; -EINTR; 1: the deadline passed. */
+static long park_many(struct ulp_cb *cb, struct ulp_io_op *ops, int n, long long deadline)
+{
+	struct ulp_io *io = ulp_io_self();
+	struct ulp_io_wait wt;
+
+	ulp_io_wait_init(io, &wt, cb, 1);
+	if (deadline)
+		wait_deadline(&wt, deadline);
+	ulp_io_park(io, &wt, ops, n);
+	if (wt.interrupted)
+		return -EINTR; /* never restarted after a handler, as the kernel's */
+	return wt.timed_out ? 1 : 0;
+}
+
+static long long ts_ns(const struct timespec *ts)
+{
+	return (long long)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static void ns_ts(long long ns, struct timespec *ts)
+{
+	if (ns < 0)
+		ns = 0;
+	ts->tv_sec = ns / 1000000000;
+	ts->tv_nsec = ns % 1000000000;
+}
+
+static long do_poll(struct ulp_cb *cb, long nr, long *a)
+{
+	struct pollfd *fds = (struct pollfd *)a[0];
+	unsigned long nfds = (unsigned long)a[1], i;
+	struct timespec zero = {0, 0}, *tsp = nr == SYS_ppoll ? (struct timespec *)a[2] : NULL;
+	long long deadline = 0, start = now_ns(CLOCK_MONOTONIC);
+	long r;
+	int n;
+
+	if (nr == SYS_poll && a[2] >= 0)
+		deadline = start + a[2] * 1000000ll;
+	if (tsp) {
+		if (tsp->tv_sec < 0 || tsp->tv_nsec < 0 || tsp->tv_nsec >= 1000000000)
+			return -EINVAL;
+		deadline = start + ts_ns(tsp);
+	}
+	if (!ulp_io_self() || nfds > MAX_POLL)
+		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	for (;;) {
+		r = nr == SYS_ppoll ? sys_nowait(SYS_ppoll, a[0], a[1], (long)&zero, a[3], a[4], 0)
+				    : sys_nowait(SYS_poll, a[0], a[1], 0, 0, 0, 0);
+		if (r != 0 || (deadline && deadline <= now_ns(CLOCK_MONOTONIC)))
+			break;
+		{
+			struct ulp_io_op ops[nfds ? nfds : 1];
+
+			for (i = 0, n = 0; i < nfds; i++)
+				if (fds[i].fd >= 0)
+					ops[n++] = (struct ulp_io_op){ULP_IO_POLL, fds[i].fd,
+								      (unsigned short)fds[i].events,
+								      NULL, 0};
+			r = park_many(cb, ops, n, deadline);
+		}
+		if (r < 0 || r == 1) {
+			if (r == 1)
+				r = 0;
+			break;
+		}
+	}
+	if (tsp) /* ppoll leaves the time not slept, as the kernel's */
+		ns_ts(deadline - now_ns(CLOCK_MONOTONIC), tsp);
+	return r;
+}
+
+static long do_select(struct ulp_cb *cb, long nr, long *a)
+{
+	int nfds = (int)a[0], i, n;
+	unsigned long *set[3] = {(unsigned long *)a[1], (unsigned long *)a[2],
+				 (unsigned long *)a[3]};
+	static const unsigned ev[3] = {POLLIN, POLLOUT, POLLPRI};
+	size_t words = ((size_t)(nfds > 0 ? nfds : 0) + 63) / 64;
+	struct timeval *tv = nr == SYS_select ? (struct timeval *)a[4] : NULL;
+	struct timespec *tsp = nr == SYS_pselect6 ? (struct timespec *)a[4] : NULL;
+	struct timespec zero_ts = {0, 0};
+	struct timeval zero_tv = {0, 0};
+	long long deadline = 0, start = now_ns(CLOCK_MONOTONIC);
+	long r;
+
+	if (nfds < 0)
+		return -EINVAL;
+	if (tv) {
+		if (tv->tv_sec < 0 || tv->tv_usec < 0 || tv->tv_usec >= 1000000)
+			return -EINVAL;
+		deadline = start + tv->tv_sec * 1000000000ll + tv->tv_usec * 1000ll;
+	}
+	if (tsp) {
+		if (tsp->tv_sec < 0 || tsp->tv_nsec < 0 || tsp->tv_nsec >= 1000000000)
+			return -EINVAL;
+		deadline = start + ts_ns(tsp);
+	}
+	if (!ulp_io_self() || nfds > MAX_POLL)
+		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	{
+		unsigned long copy[3][words ? words : 1];
+		struct ulp_io_op ops[3 * (nfds ? nfds : 1)];
+
+		for (i = 0; i < 3; i++)
+			if (set[i])
+				memcpy(copy[i], set[i], words * sizeof(long));
+		for (;;) {
+			for (i = 0; i < 3; i++)
+				if (set[i])
+					memcpy(set[i], copy[i], words * sizeof(long));
+			r = nr == SYS_select
+				? sys_nowait(SYS_select, a[0], a[1], a[2], a[3], (long)&zero_tv, 0)
+				: sys_nowait(SYS_pselect6, a[0], a[1], a[2], a[3], (long)&zero_ts,
+					     a[5]);
+			if (r != 0 || (deadline && deadline <= now_ns(CLOCK_MONOTONIC)))
+				break;
+			n = 0;
+			for (i = 0; i < 3; i++) {
+				int fd;
+
+				if (!set[i])
+					continue;
+				for (fd = 0; fd < nfds; fd++)
+					if (copy[i][fd / 64] & (1ul << (fd % 64)))
+						ops[n++] = (struct ulp_io_op){ULP_IO_POLL, fd,
+									      ev[i], NULL, 0};
+			}
+			r = park_many(cb, ops, n, deadline);
+			if (r < 0 || r == 1) {
+				for (i = 0; i < 3 && r == 1; i++)
+					if (set[i])
+						memset(set[i], 0, words * sizeof(long));
+				if (r == 1)
+					r = 0;
+				break;
+			}
+		}
+	}
+	/* Linux leaves the time not slept in the timeout. */
+	if (tv) {
+		struct timespec left;
+
+		ns_ts(deadline - now_ns(CLOCK_MONOTONIC), &left);
+		tv->tv_sec = left.tv_sec;
+		tv->tv_usec = left.tv_nsec / 1000;
+	}
+	if (tsp)
+		ns_ts(deadline - now_ns(CLOCK_MONOTONIC), tsp);
+	return r;
+}
+
+static long do_epoll(struct ulp_cb *cb, long nr, long *a)
+{
+	long long deadline = 0;
+	struct ulp_io_op op = {ULP_IO_POLL, (int)a[0], POLLIN, NULL, 0};
+	long r;
+
+	if (!ulp_io_self())
+		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (a[3] > 0)
+		deadline = now_ns(CLOCK_MONOTONIC) + a[3] * 1000000ll;
+	for (;;) {
+		r = sys_nowait(nr, a[0], a[1], a[2], 0, a[4], a[5]);
+		if (r != 0 || a[3] == 0 || (deadline && deadline <= now_ns(CLOCK_MONOTONIC)))
+			return r;
+		r = park_many(cb, &op, 1, deadline);
+		if (r < 0)
+			return r;
+		if (r == 1)
+			return 0;
+	}
+}
+
+/* ---- sleeping and waiting ---- */
+
+static long do_sleep(struct ulp_cb *cb, int clk, int flags, const struct timespec *req,
+		     struct timespec *rem)
+{
+	struct ulp_io *io = ulp_io_self();
+	struct ulp_io_wait wt;
+	long long deadline;
+	unsigned tf = IORING_TIMEOUT_ABS;
+
+	if (req->tv_sec < 0 || req->tv_nsec < 0 || req->tv_nsec >= 1000000000)
+		return -EINVAL;
+	switch (clk) {
+	case CLOCK_MONOTONIC:
+		break;
+	case CLOCK_REALTIME:
+		tf |= IORING_TIMEOUT_REALTIME;
+		break;
+	case CLOCK_BOOTTIME:
+		tf |= IORING_TIMEOUT_BOOTTIME;
+		break;
+	default: /* CPU-time clocks, alarm clocks: the kernel's own (blocking) sleep */
+		io = NULL;
+	}
+	if (!io)
+		return sys(SYS_clock_nanosleep, clk, flags, (long)req, (long)rem, 0, 0);
+	deadline = flags & TIMER_ABSTIME ? ts_ns(req) : now_ns(clk) + ts_ns(req);
+	ulp_io_wait_init(io, &wt, cb, 1);
+	wt.ts.tv_sec = deadline / 1000000000;
+	wt.ts.tv_nsec = deadline % 1000000000;
+	wt.ts_flags = tf;
+	wt.ts_set = 1;
+	ulp_io_park(io, &wt, NULL, 0);
+	if (!wt.interrupted)
+		return 0;
+	if (rem && !(flags & TIMER_ABSTIME))
+		ns_ts(deadline - now_ns(clk), rem);
+	return -EINTR;
+}
+
+static long do_pause(struct ulp_cb *cb)
+{
+	struct ulp_io *io = ulp_io_self();
+	struct ulp_io_wait wt;
+
+	if (!io)
+		return sys(SYS_pause, 0, 0, 0, 0, 0, 0);
+	ulp_io_wait_init(io, &wt, cb, 1);
+	ulp_io_park(io, &wt, NULL, 0);
+	return -EINTR;
+}
+
+/* The dispatch table's handler for every call here (sys_table.c, arch/x86_64/sys_arch.h). */
+long ulp_sys_io_block(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long nr = s->nr, *a = s->a, r = -ENOSYS, *ret = &r;
+
+	switch (nr) {
+	case SYS_read:
+	case SYS_write:
+	case SYS_readv:
+	case SYS_writev:
+	case SYS_pread64:
+	case SYS_pwrite64:
+	case SYS_preadv:
+	case SYS_pwritev:
+		*ret = do_rw(cb, nr, a);
+		break;
+	case SYS_recvfrom:
+	case SYS_sendto:
+	case SYS_recvmsg:
+	case SYS_sendmsg:
+		*ret = do_sock(cb, nr, a);
+		break;
+	case SYS_accept:
+	case SYS_accept4:
+	case SYS_connect:
+		*ret = do_ring_op(cb, nr, a);
+		break;
+	case SYS_poll:
+	case SYS_ppoll:
+		*ret = do_poll(cb, nr, a);
+		break;
+	case SYS_select:
+	case SYS_pselect6:
+		*ret = do_select(cb, nr, a);
+		break;
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+		*ret = do_epoll(cb, nr, a);
+		break;
+	case SYS_nanosleep:
+		*ret = do_sleep(cb, CLOCK_MONOTONIC, 0, (const struct timespec *)a[0],
+				(struct timespec *)a[1]);
+		break;
+	case SYS_clock_nanosleep:
+		*ret = do_sleep(cb, (int)a[0], (int)a[1], (const struct timespec *)a[2],
+				(struct timespec *)a[3]);
+		break;
+	case SYS_pause:
+		*ret = do_pause(cb);
+		break;
+	case SYS_open:
+	case SYS_openat:
+		*ret = do_open(cb, nr, a);
+		break;
+	}
+	return r;
+}
+
+/* ---- yield policy ---- */
+
+#define NAP_AFTER_YIELDS 64
+#define NAP_NS 50000
+
+/*
+ * A trapped sched_yield. Switch to ready work of this worker only: taking a yielder from another
+ * worker just to yield it back made ranks bounce between workers (2 workers made MPI-style ring
+ * steps bimodal). When nothing else is ready here for many yields in a row, every ULP of the
+ * worker is spin-waiting for someone elsewhere: nap briefly on the ring (a completion ends the
+ * nap) so that the CPU goes to whoever they wait for.
+ */
+long ulp_io_yield(struct ulp_cb *cb)
+{
+	struct ulp_worker *w = ulp_worker_self();
+	struct ulp_io_worker *iw = ulp_io_worker(w);
+	struct ulp_task *self = w->cur;
+
+	ulp_io_poll(w);
+	if (ulp_worker_has_ready(w) || !iw) {
+		if (iw)
+			iw->yield_streak = 0;
+		if (!ulp_task_yield(self))
+			sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+		return 0;
+	}
+	if (++iw->yield_streak < NAP_AFTER_YIELDS)
+		return sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+	iw->yield_streak = 0;
+	if (ulp_io_self())
+		ulp_io_idle_wait(w, NAP_NS);
+	else
+		sys(SYS_nanosleep, (long)&(struct timespec){0, NAP_NS}, 0, 0, 0, 0, 0);
+	return 0;
+}

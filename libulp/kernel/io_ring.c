@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The completion source of a scheduler instance (a PVAS task, or the launching process): one
+ * io_uring per process, set up by raw system calls. liburing is not used: its calls set errno
+ * (TLS) and this code runs with a ULP's TLS loaded, or with none at all in PVAS tasks.
+ *
+ * A ULP whose call would block arms polls (or a connect, a timeout) here and is suspended; the
+ * submission happens in the suspend's after-callback, once its context is saved, so a completion
+ * can never resume a task that is still running. Every worker reaps completions at each turn of
+ * its scheduler loop and at each preemption tick, and idle workers sleep in io_uring_enter on the
+ * ring: a completion wakes them. Work queued by another thread or another process wakes them with
+ * tgkill(ULP_SIG_WAKE), which they leave blocked except inside that wait (io_uring_enter's
+ * sigmask makes the unblock and the sleep atomic, as ppoll does), so a wake-up sent before they
+ * sleep is not lost.
+ *
+ * Completions carry a pointer to the wait record (on the parked ULP's stack); all the requests of
+ * one record share that user_data, so one IORING_ASYNC_CANCEL_ALL ends the others once one fired.
+ * The record's fields change under cq_lock only, and the task is resumed once its last CQE came.
+ */
+#include "io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/io_uring.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+
+#define RING_ENTRIES 256
+#define CQ_ENTRIES 4096
+#define UD_CANCEL 1ull /* low bit of user_data: the CQE of a cancel request */
+
+struct ulp_io {
+	int fd; /* -1: no ring (io_uring refused); the per-worker states still serve preemption */
+	int tgid;
+	struct ulp_runtime *rt;
+	uint32_t sq_lock, cq_lock;
+	unsigned *sq_head, *sq_tail, *sq_mask, *sq_array, *sq_flags;
+	struct io_uring_sqe *sqes;
+	unsigned *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_cqe *cqes;
+	void *ring_map;
+	size_t ring_len, sqes_len;
+	struct ulp_io_wait *waiters; /* parked calls, under cq_lock */
+	_Atomic int kick;	     /* a ULP signal arrived: look at the parked calls */
+	/* Signals (per process): the ULP's action, which ULP installed it; per ULP (pvid) a count
+	 * of signals delivered to its handlers, times 2, plus 1 when the last had SA_RESTART. */
+	struct {
+		unsigned long handler, flags, restorer, mask;
+		int pvid;
+		siginfo_t info; /* of the last one left pending */
+	} sig[65];
+	_Atomic uint32_t *sig_gen;
+	_Atomic uint64_t *sig_pend; /* per ULP: signals whose handler it has yet to run */
+	unsigned sig_gen_n;
+	unsigned nworkers;
+	struct ulp_io_worker ws[]; /* by worker id */
+};
+
+static long sys(long nr, long a, long b, long c, long d, long e, long f)
+{
+	return ulp_arch_syscall(nr, a, b, c, d, e, f);
+}
+
+static int is_err(long r)
+{
+	return (unsigned long)r > -4096UL;
+}
+
+static void *raw_mmap(size_t len, int fd, long off)
+{
+	long p =
+	    sys(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+		fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE : MAP_SHARED | MAP_POPULATE,
+		fd, off);
+	return is_err(p) ? NULL : (void *)p;
+}
+
+/* The instance's state (outside the workers: the launching process's instance, ulp_rt). */
+static struct ulp_io *io_of(struct ulp_worker *w)
+{
+	return ulp_sched_ctx(w ? w->rt : &ulp_rt);
+}
+
+struct ulp_io *ulp_io_self(void)
+{
+	struct ulp_io *io = io_of(ulp_worker_self());
+
+	return io && io->fd >= 0 ? io : NULL;
+}
+
+struct ulp_io_worker *ulp_io_worker(struct ulp_worker *w)
+{
+	struct ulp_io *io = io_of(w);
+
+	return io && w->id < io->nworkers ? &io->ws[w->id] : NULL;
+}
+
+int ulp_io_fd(void)
+{
+	struct ulp_io *io = ulp_io_self();
+
+	return io ? io->fd : -1;
+}
+
+/* ---- set-up ---- */
+
+#define RING_FD_MIN 900 /* far from the descriptors programs use and count on (0, 1, 2, 3...) */
+
+static struct ulp_io *ring_create(struct ulp_runtime *rt)
+{
+	struct io_uring_params p;
+	struct ulp_io *io;
+	char *sq, *cq;
+	long fd, hi;
+	size_t sq_len, cq_len;
+
+	size_t len = sizeof(*io) + rt->nworkers * sizeof(io->ws[0]);
+	unsigned i;
+
+	io = raw_mmap(len, -1, 0);
+	if (!io)
+		return NULL;
+	io->nworkers = rt->nworkers;
+	io->rt = rt;
+	io->tgid = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	for (i = 0; i < io->nworkers; i++)
+		io->ws[i].timer = -1;
+	io->fd = -1;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_CQSIZE;
+	p.cq_entries = CQ_ENTRIES;
+	fd = sys(SYS_io_uring_setup, RING_ENTRIES, (long)&p, 0, 0, 0, 0);
+	if (is_err(fd))
+		goto fail;
+	/* A program that closes every descriptor above 2, or dup2()s onto a low one, must not hit
+	 * the ring: move it high (close of it is refused by the trap). */
+	hi = sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, RING_FD_MIN, 0, 0, 0);
+	if (!is_err(hi)) {
+		sys(SYS_close, fd, 0, 0, 0, 0, 0);
+		fd = hi;
+	}
+	if (!(p.features & IORING_FEAT_SINGLE_MMAP) || !(p.features & IORING_FEAT_NODROP) ||
+	    !(p.features & IORING_FEAT_EXT_ARG))
+		goto fail_fd; /* older than 5.11: stay with native blocking calls */
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	io->ring_len = sq_len > cq_len ? sq_len : cq_len;
+	io->ring_map = raw_mmap(io->ring_len, (int)fd, IORING_OFF_SQ_RING);
+	io->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
+	io->sqes = raw_mmap(io->sqes_len, (int)fd, IORING_OFF_SQES);
+	if (!io->ring_map || !io->sqes)
+		goto fail_fd;
+	sq = cq = io->ring_map;
+	io->sq_head = (unsigned *)(sq + p.sq_off.head);
+	io->sq_tail = (unsigned *)(sq + p.sq_off.tail);
+	io->sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+	io->sq_array = (unsigned *)(sq + p.sq_off.array);
+	io->sq_flags = (unsigned *)(sq + p.sq_off.flags);
+	io->cq_head = (unsigned *)(cq + p.cq_off.head);
+	io->cq_tail = (unsigned *)(cq + p.cq_off.tail);
+	io->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
+	io->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	io->fd = (int)fd;
+	return io;
+fail_fd:
+	sys(SYS_close, fd, 0, 0, 0, 0, 0);
+fail:
+	return io; /* no ring: blocking calls stay native; preemption still works */
+}
+
+static uint32_t setup_lock;
+
+void ulp_io_worker_init(struct ulp_worker *w)
+{
+	struct ulp_runtime *rt = w->rt;
+	unsigned long wake = 1ul << (ULP_SIG_WAKE - 1);
+
+	/* ULP_SIG_WAKE stays blocked but inside the idle wait (see the top of this file). */
+	sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&wake, 0, 8, 0, 0);
+	/* The first worker of the instance to start sets the ring up, in its own process (the
+	 * ring's descriptor lives in that process's table). */
+	if (!ulp_sched_ctx(rt)) {
+		ulp_spin_lock(&setup_lock);
+		if (!ulp_sched_ctx(rt)) {
+			struct ulp_io *io = ring_create(rt);
+
+			if (io)
+				ulp_sched_set_ctx(rt, io);
+		}
+		ulp_spin_unlock(&setup_lock);
+	}
+	ulp_preempt_worker_init(w);
+}
+
+/* ---- submission ---- */
+
+static struct io_uring_sqe *sqe_get(struct ulp_io *io)
+{
+	unsigned tail = *io->sq_tail, head;
+
+	for (;;) {
+		head = __atomic_load_n(io->sq_head, __ATOMIC_ACQUIRE);
+		if (tail - head < RING_ENTRIES)
+			break;
+		/* Full (only with many requests in flight at once): let the kernel take them. */
+		sys(SYS_io_uring_enter, io->fd, (long)(tail - head), 0, 0, 0, 0);
+	}
+	return &io->sqes[tail & *io->sq_mask];
+}
+
+static void sqe_push(struct ulp_io *io)
+{
+	unsigned tail = *io->sq_tail;
+
+	io->sq_array[tail & *io->sq_mask] = tail & *io->sq_mask;
+	__atomic_store_n(io->sq_tail, tail + 1, __ATOMIC_RELEASE);
+}
+
+static void submit(struct ulp_io *io, unsigned n)
+{
+	long r;
+
+	do
+		r = sys(SYS_io_uring_enter, io->fd, n, 0, 0, 0, 0);
+	while (r == -EINTR || r == -EAGAIN || r == -EBUSY);
+}
+
+/* Under sq_lock. */
+static void prep_cancel(struct ulp_io *io, struct ulp_io_wait *wt)
+{
+	struct io_uring_sqe *s = sqe_get(io);
+
+	memset(s, 0, sizeof(*s));
+	s->opcode = IORING_OP_ASYNC_CANCEL;
+	s->addr = (uint64_t)(uintptr_t)wt;
+	s->cancel_flags = IORING_ASYNC_CANCEL_ALL;
+	s->user_data = (uint64_t)(uintptr_t)wt | UD_CANCEL;
+	sqe_push(io);
+}
+
+/* Under cq_lock: the wait is over; end its other requests, or resume it when none is left. */
+static void wait_finish(struct ulp_io *io, struct ulp_io_wait *wt)
+{
+	if (wt->pending > 0) {
+		if (!wt->cancelling) {
+			wt->cancelling = 1;
+			wt->pending++; /* the cancel's own CQE */
+			ulp_spin_lock(&io->sq_lock);
+			prep_cancel(io, wt);
+			ulp_spin_unlock(&io->sq_lock);
+			submit(io, 1);
+		}
+		return;
+	}
+	if (wt->prev)
+		wt->prev->next = wt->next;
+	else
+		io->waiters = wt->next;
+	if (wt->next)
+		wt->next->prev = wt->prev;
+	wt->next = wt->prev = NULL;
+	ulp_task_resume(wt->task);
+}
+
+struct park_arg {
+	struct ulp_io *io;
+	struct ulp_io_wait *wt;
+	const struct ulp_io_op *ops;
+	int n;
+};
+
+/* Runs on the next task's stack once the parked task is saved. */
+static void park_after(void *argv)
+{
+	struct park_arg *a = argv;
+	struct ulp_io *io = a->io;
+	struct ulp_io_wait *wt = a->wt;
+	uint64_t ud = (uint64_t)(uintptr_t)wt;
+	unsigned n = 0;
+	int i;
+
+	ulp_spin_lock(&io->cq_lock);
+	wt->next = io->waiters;
+	wt->prev = NULL;
+	if (io->waiters)
+		io->waiters->prev = wt;
+	io->waiters = wt;
+	wt->pending = a->n + (wt->ts_set ? 1 : 0);
+	/* A signal that came before the record was listed: the call ends now. */
+	if (wt->interruptible && ulp_io_signalled(wt)) {
+		wt->interrupted = ulp_io_signalled(wt);
+		wt->done = 1;
+		wt->pending = 0;
+		wait_finish(io, wt);
+		ulp_spin_unlock(&io->cq_lock);
+		return;
+	}
+	ulp_spin_lock(&io->sq_lock);
+	for (i = 0; i < a->n; i++) {
+		struct io_uring_sqe *s = sqe_get(io);
+		const struct ulp_io_op *op = &a->ops[i];
+
+		memset(s, 0, sizeof(*s));
+		s->fd = op->fd;
+		s->user_data = ud;
+		if (op->kind == ULP_IO_CONNECT) {
+			s->opcode = IORING_OP_CONNECT;
+			s->addr = (uint64_t)(uintptr_t)op->addr;
+			s->off = op->len;
+		} else if (op->kind == ULP_IO_OPENAT) {
+			/* In io-wq, blocking: the inline try would add O_NONBLOCK, which makes a
+			 * FIFO open fail (ENXIO) or not wait for the writer. */
+			s->opcode = IORING_OP_OPENAT;
+			s->flags = IOSQE_ASYNC;
+			s->addr = (uint64_t)(uintptr_t)op->addr;
+			s->open_flags = op->events;
+			s->len = op->len;
+		} else {
+			s->opcode = IORING_OP_POLL_ADD;
+			s->poll32_events = op->events;
+		}
+		sqe_push(io);
+		n++;
+	}
+	if (wt->ts_set) {
+		struct io_uring_sqe *s = sqe_get(io);
+
+		memset(s, 0, sizeof(*s));
+		s->opcode = IORING_OP_TIMEOUT;
+		s->fd = -1;
+		s->addr = (uint64_t)(uintptr_t)&wt->ts;
+		s->len = 1;
+		s->timeout_flags = wt->ts_flags;
+		s->user_data = ud;
+		sqe_push(io);
+		n++;
+	}
+	ulp_spin_unlock(&io->sq_lock);
+	ulp_spin_unlock(&io->cq_lock);
+	if (n)
+		submit(io, n);
+}
+
+void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb,
+		      int interruptible)
+{
+	memset(wt, 0, sizeof(*wt));
+	wt->io = io;
+	wt->pvid = cb->pvid;
+	wt->interruptible = interruptible;
+	if (io->sig_gen && (unsigned)cb->pvid < io->sig_gen_n)
+		wt->sig_gen = atomic_load(&io->sig_gen[cb->pvid]) & ~1u;
+}
+
+int ulp_io_signalled(struct ulp_io_wait *wt)
+{
+	struct ulp_io *io = wt->io;
+	uint32_t g;
+
+	if (!io->sig_gen || (unsigned)wt->pvid >= io->sig_gen_n)
+		return 0;
+	g = atomic_load(&io->sig_gen[wt->pvid]);
+	if ((g & ~1u) == wt->sig_gen)
+		return 0;
+	return g & 1 ? 2 : 1;
+}
+
+int ulp_io_park(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_io_op *ops, int n)
+{
+	struct ulp_worker *w = ulp_worker_self();
+	struct park_arg a = {io, wt, ops, n};
+
+	struct ulp_io_worker *iw = ulp_io_worker(w);
+
+	wt->task = w->cur;
+	wt->done = wt->timed_out = wt->interrupted = wt->cancelling = 0;
+	wt->res = 0;
+	if (iw)
+		iw->yield_streak = 0;
+	ulp_task_suspend(wt->task, park_after, &a);
+	return 0;
+}
+
+/* ---- completions ---- */
+
+static void complete(struct ulp_io *io, uint64_t ud, int res)
+{
+	struct ulp_io_wait *wt = (struct ulp_io_wait *)(uintptr_t)(ud & ~UD_CANCEL);
+
+	if (!wt)
+		return;
+	wt->pending--;
+	if (!(ud & UD_CANCEL) && res != -ECANCELED && (!wt->done || wt->interrupted)) {
+		/* The first event, or one that beat the cancel a signal asked for: it happened
+		 * (an opened file, a connection), so the call reports it rather than EINTR. */
+		wt->done = 1;
+		wt->interrupted = 0;
+		wt->res = res;
+		wt->timed_out = res == -ETIME;
+	}
+	if (wt->done)
+		wait_finish(io, wt);
+}
+
+/* Signals arrived for ULPs: end the parked calls they interrupt. Under cq_lock. */
+static void kick_waiters(struct ulp_io *io)
+{
+	struct ulp_io_wait *wt, *next;
+	int s;
+
+	for (wt = io->waiters; wt; wt = next) {
+		next = wt->next;
+		if (wt->done || !wt->interruptible)
+			continue;
+		s = ulp_io_signalled(wt);
+		if (!s)
+			continue;
+		wt->interrupted = s;
+		wt->done = 1;
+		wait_finish(io, wt);
+	}
+}
+
+static void reap(struct ulp_io *io)
+{
+	unsigned head, tail;
+
+	if (!ulp_spin_trylock(&io->cq_lock))
+		return; /* another worker is at it */
+	if (atomic_exchange(&io->kick, 0))
+		kick_waiters(io);
+	for (;;) {
+		head = *io->cq_head;
+		tail = __atomic_load_n(io->cq_tail, __ATOMIC_ACQUIRE);
+		if (head == tail) {
+			/* Overflowed CQEs wait in the kernel until asked for. */
+			if (!(__atomic_load_n(io->sq_flags, __ATOMIC_RELAXED) &
+			      IORING_SQ_CQ_OVERFLOW))
+				break;
+			sys(SYS_io_uring_enter, io->fd, 0, 0, IORING_ENTER_GETEVENTS, 0, 0);
+			if (head == __atomic_load_n(io->cq_tail, __ATOMIC_ACQUIRE))
+				break;
+			continue;
+		}
+		for (; head != tail; head++) {
+			struct io_uring_cqe *c = &io->cqes[head & *io->cq_mask];
+
+			complete(io, c->user_data, c->res);
+		}
+		__atomic_store_n(io->cq_head, head, __ATOMIC_RELEASE);
+	}
+	ulp_spin_unlock(&io->cq_lock);
+}
+
+static int ready(struct ulp_io *io)
+{
+	return *io->cq_head != __atomic_load_n(io->cq_tail, __ATOMIC_ACQUIRE) ||
+	       atomic_load_explicit(&io->kick, memory_order_relaxed) ||
+	       (__atomic_load_n(io->sq_flags, __ATOMIC_RELAXED) & IORING_SQ_CQ_OVERFLOW);
+}
+
+void ulp_io_poll(struct ulp_worker *w)
+{
+	struct ulp_io *io = io_of(w);
+
+	if (io && io->fd >= 0 && ready(io))
+		reap(io);
+}
+
+void ulp_io_hook_poll(struct ulp_worker *w, void *arg)
+{
+	ulp_io_poll(w);
+}
+
+void ulp_io_idle_wait(struct ulp_worker *w, long long timeout_ns)
+{
+	struct ulp_io *io = io_of(w);
+	struct io_uring_getevents_arg arg;
+	struct __kernel_timespec ts;
+	unsigned long mask = 0, wake = 1ul << (ULP_SIG_WAKE - 1);
+
+	/* A ULP may have changed the worker's mask: the wake-up must be blocked outside. */
+	sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&wake, (long)&mask, 8, 0, 0);
+	mask &= ~wake;
+	memset(&arg, 0, sizeof(arg));
+	arg.sigmask = (uint64_t)(uintptr_t)&mask;
+	arg.sigmask_sz = 8;
+	if (timeout_ns > 0) {
+		ts.tv_sec = timeout_ns / 1000000000;
+		ts.tv_nsec = timeout_ns % 1000000000;
+		arg.ts = (uint64_t)(uintptr_t)&ts;
+	}
+	ulp_preempt_arm(w, 0);
+	if (!ready(io))
+		sys(SYS_io_uring_enter, io->fd, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+		    (long)&arg, sizeof(arg));
+	ulp_preempt_arm(w, 1);
+	reap(io);
+}
+
+void ulp_io_hook_idle(struct ulp_worker *w, const _Atomic uint32_t *word, uint32_t seq, void *arg)
+{
+	struct ulp_io *io = io_of(w);
+	struct ulp_io_worker *iw = ulp_io_worker(w);
+
+	if (!io || io->fd < 0 || !iw) {
+		/* No ring: the futex, with the preemption tick stopped meanwhile. */
+		ulp_preempt_arm(w, 0);
+		ulp_raw_futex_wait((uint32_t *)word, seq);
+		ulp_preempt_arm(w, 1);
+		return;
+	}
+	atomic_store(&iw->sleeping, 1);
+	/* Pairs with the scheduler's wake: it bumps the word, then looks at `sleeping`. */
+	if (atomic_load(word) == seq)
+		ulp_io_idle_wait(w, 0);
+	atomic_store(&iw->sleeping, 0);
+}
+
+/* Any process of the region may call this (the manager queueing a ULP into a task): only
+ * memory and tgkill, never the ring's descriptor. */
+void ulp_io_hook_wake(struct ulp_runtime *rt, int n, void *arg)
+{
+	struct ulp_io *io = ulp_sched_ctx(rt);
+	unsigned i;
+
+	for (i = 0; io && i < io->nworkers && i < rt->nworkers && n; i++) {
+		struct ulp_worker *v = rt->workers[i];
+		int one = 1;
+
+		if (!atomic_load(&io->ws[i].sleeping) || v->tid <= 0)
+			continue;
+		if (!atomic_compare_exchange_strong(&io->ws[i].sleeping, &one, 0))
+			continue;
+		sys(SYS_tgkill, io->tgid, v->tid, ULP_SIG_WAKE, 0, 0, 0);
+		n--;
+	}
+}
+
+/* ---- signals of ULPs ---- */
+
+struct ksigaction {
+	unsigned long handler, flags, restorer, mask;
+};
+
+#define KSA_SIGINFO 4
+#define KSA_RESTART 0x10000000
+#define KSA_RESTORER 0x04000000
+
+static void run_handler(struct ulp_io *io, int sig, siginfo_t *si, void *uc)
+{
+	unsigned long h = io->sig[sig].handler;
+
+	if (h == (unsigned long)SIG_IGN || h == (unsigned long)SIG_DFL)
+		return;
+	if (io->sig[sig].flags & KSA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+	else
+		((void (*)(int))h)(sig);
+}
+
+/*
+ * The handler the kernel calls for a signal a ULP has a handler for. The kernel picks any thread
+ * of the process; the handler must run as the ULP that installed it (its TLS, its trapped calls).
+ * Running that ULP's code right here: call it now. Otherwise it is left pending for the ULP, which
+ * runs it when its current system call returns (a parked call ends: EINTR, unless SA_RESTART) or
+ * at the next preemption tick that finds it computing.
+ */
+static void relay(int sig, siginfo_t *si, void *uc)
+{
+	struct ulp_io *io = ulp_io_self();
+	struct ulp_worker *w = ulp_worker_self();
+	struct ulp_cb *cur;
+	uintptr_t pc = ulp_arch_trap_pc(uc);
+	int pvid;
+
+	if (!io || sig <= 0 || sig > 64)
+		return;
+	pvid = io->sig[sig].pvid;
+	cur = w && w->cur && w->cur->owner ? w->cur->owner : NULL;
+	if (cur && cur->pvid == pvid && pc >= cur->part_lo && pc < cur->part_hi) {
+		run_handler(io, sig, si, uc);
+		return;
+	}
+	if (io->sig_gen && (unsigned)pvid < io->sig_gen_n) {
+		_Atomic uint32_t *g = &io->sig_gen[pvid];
+		uint32_t o = atomic_load(g), v;
+
+		io->sig[sig].info = *si;
+		atomic_fetch_or(&io->sig_pend[pvid], 1ull << (sig - 1));
+		do
+			v = ((o & ~1u) + 2) | (io->sig[sig].flags & KSA_RESTART ? 1 : 0);
+		while (!atomic_compare_exchange_weak(g, &o, v));
+		/* Some worker must look at the parked calls: one asleep in the ring is woken
+		 * (the pair of kick and hook_sleeping is ordered as in hook_wait). */
+		atomic_store(&io->kick, 1);
+		ulp_io_hook_wake(io->rt, 1, NULL);
+	}
+}
+
+void ulp_io_deliver(struct ulp_cb *cb, void *uc)
+{
+	struct ulp_io *io = ulp_io_self();
+	uint64_t pend;
+	int sig;
+
+	if (!io || !io->sig_pend || (unsigned)cb->pvid >= io->sig_gen_n ||
+	    !atomic_load_explicit(&io->sig_pend[cb->pvid], memory_order_relaxed))
+		return;
+	pend = atomic_exchange(&io->sig_pend[cb->pvid], 0);
+	for (sig = 1; sig <= 64; sig++) {
+		if (!(pend & (1ull << (sig - 1))))
+			continue;
+		if (uc) {
+			run_handler(io, sig, &io->sig[sig].info, uc);
+		} else {
+			ucontext_t none;
+
+			memset(&none, 0, sizeof(none));
+			run_handler(io, sig, &io->sig[sig].info, &none);
+		}
+	}
+}
+
+long ulp_io_sigaction(struct ulp_cb *cb, int sig, const void *act, void *oact, long size)
+{
+	struct ulp_io *io = ulp_io_self();
+	const struct ksigaction *a = act;
+	struct ksigaction k;
+	long r;
+
+	if (!io || size != 8 || sig <= 0 || sig > 64 || sig == SIGKILL || sig == SIGSTOP)
+		return sys(SYS_rt_sigaction, sig, (long)act, (long)oact, size, 0, 0);
+	if (!io->sig_gen) {
+		/* One mapping: a generation word and a pending set per partition. */
+		unsigned n = cb->region->nparts;
+		size_t len = n * (sizeof(uint32_t) + sizeof(uint64_t));
+		char *m = raw_mmap(len, -1, 0);
+
+		if (!m)
+			return -ENOMEM;
+		io->sig_pend = (_Atomic uint64_t *)m;
+		io->sig_gen_n = n;
+		__atomic_store_n(&io->sig_gen, (_Atomic uint32_t *)(m + n * sizeof(uint64_t)),
+				 __ATOMIC_RELEASE);
+	}
+	if (oact) {
+		r = sys(SYS_rt_sigaction, sig, 0, (long)&k, 8, 0, 0);
+		if (is_err(r))
+			return r;
+		if (k.handler == (unsigned long)relay) {
+			k.handler = io->sig[sig].handler;
+			k.flags = io->sig[sig].flags;
+		}
+	}
+	if (a) {
+		struct ksigaction n = *a;
+
+		if (a->handler != (unsigned long)SIG_IGN && a->handler != (unsigned long)SIG_DFL) {
+			n.handler = (unsigned long)relay;
+			n.flags |= KSA_SIGINFO;
+		}
+		r = sys(SYS_rt_sigaction, sig, (long)&n, 0, 8, 0, 0);
+		if (is_err(r))
+			return r;
+		io->sig[sig].handler = a->handler;
+		io->sig[sig].flags = a->flags;
+		io->sig[sig].pvid = cb->pvid;
+	}
+	if (oact)
+		memcpy(oact, &k, sizeof(k));
+	return 0;
+}

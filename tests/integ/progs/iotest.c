@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Blocking calls as ULPs make them (tests/integ/io.sh). An ordinary program: it runs the same as
+ * a process, which is what the driver compares against. Each mode prints "MODE ok ..." on success
+ * and "MODE FAIL: why" (exit 1) otherwise.
+ *
+ *   fifo ping|pong F1 F2 N      message ping-pong over two FIFOs (ping opens F1 for writing)
+ *   tcp server|client PORT N    the same over a loopback TCP connection
+ *   sleep|nanosleep|select|poll|epoll MS   block MS in that call, check the time and result
+ *   compute N                   N million multiply-adds, then "compute done"
+ *   spin S                      spin S seconds without a system call, then "spin done"
+ *   ring DIR N ROUNDS           rank ULP_RANK of N passes a token through FIFOs DIR/0..N-1
+ *   eintr                       EINTR of read, pause, nanosleep (rem), poll, select; SA_RESTART
+ *   timeouts                    poll/select/epoll/SO_RCVTIMEO time out; O_NONBLOCK reads EAGAIN
+ *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *mode;
+
+static void fail(const char *fmt, const char *what)
+{
+	printf("%s FAIL: ", mode);
+	printf(fmt, what);
+	printf(" (errno %d: %s)\n", errno, strerror(errno));
+	fflush(stdout);
+	exit(1);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void full_write(int fd, const void *p, size_t n)
+{
+	ssize_t r = write(fd, p, n);
+
+	if (r != (ssize_t)n)
+		fail("%s", "short or failed write");
+}
+
+static void full_read(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)p + got, n - got);
+		if (r <= 0)
+			fail("%s", r ? "read" : "unexpected end of file");
+		got += (size_t)r;
+	}
+}
+
+/* The side that starts sends i, the other answers i + 1. */
+static void exchange(int in, int out, int n, int starts)
+{
+	long v;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (starts) {
+			v = i;
+			full_write(out, &v, sizeof(v));
+			full_read(in, &v, sizeof(v));
+			if (v != i + 1)
+				fail("%s", "wrong answer");
+		} else {
+			full_read(in, &v, sizeof(v));
+			if (v != i)
+				fail("%s", "wrong message");
+			v++;
+			full_write(out, &v, sizeof(v));
+		}
+	}
+	printf("%s ok %d messages\n", mode, n);
+}
+
+static int do_fifo(char **av)
+{
+	int ping = !strcmp(av[0], "ping"), in, out;
+
+	if (ping) {
+		out = open(av[1], O_WRONLY);
+		in = open(av[2], O_RDONLY);
+	} else {
+		in = open(av[1], O_RDONLY);
+		out = open(av[2], O_WRONLY);
+	}
+	if (in < 0 || out < 0)
+		fail("%s", "open");
+	exchange(in, out, atoi(av[3]), ping);
+	return 0;
+}
+
+static int do_tcp(char **av)
+{
+	struct sockaddr_in sa;
+	int s = socket(AF_INET, SOCK_STREAM, 0), c, one = 1, i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((unsigned short)atoi(av[1]));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (!strcmp(av[0], "server")) {
+		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 4))
+			fail("%s", "bind/listen");
+		c = accept(s, NULL, NULL);
+		if (c < 0)
+			fail("%s", "accept");
+		exchange(c, c, atoi(av[2]), 0);
+		return 0;
+	}
+	for (i = 0; connect(s, (struct sockaddr *)&sa, sizeof(sa)); i++) {
+		struct timespec ts = {0, 10000000};
+
+		if (errno != ECONNREFUSED || i > 1000)
+			fail("%s", "connect");
+		close(s); /* a failed connect leaves the socket unusable: a new one */
+		s = socket(AF_INET, SOCK_STREAM, 0);
+		nanosleep(&ts, NULL);
+	}
+	exchange(s, s, atoi(av[2]), 1);
+	return 0;
+}
+
+static int do_block(const char *how, int ms)
+{
+	double t0 = now(), dt;
+	int p[2], r = 0;
+
+	if (pipe(p))
+		fail("%s", "pipe");
+	if (!strcmp(how, "sleep")) {
+		usleep((useconds_t)ms * 1000);
+	} else if (!strcmp(how, "nanosleep")) {
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+		r = nanosleep(&ts, NULL);
+	} else if (!strcmp(how, "select")) {
+		struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+		fd_set rd;
+		FD_ZERO(&rd);
+		FD_SET(p[0], &rd);
+		r = select(p[0] + 1, &rd, NULL, NULL, &tv);
+		if (r == 0 && (FD_ISSET(p[0], &rd) || tv.tv_sec || tv.tv_usec))
+			fail("%s", "select left the set or the time not cleared");
+	} else if (!strcmp(how, "poll")) {
+		struct pollfd pf = {p[0], POLLIN, 0};
+		r = poll(&pf, 1, ms);
+	} else {
+		struct epoll_event ev = {EPOLLIN, {0}};
+		int ep = epoll_create1(0);
+		epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev);
+		r = epoll_wait(ep, &ev, 1, ms);
+	}
+	dt = now() - t0;
+	if (r != 0)
+		fail("%s returned non-zero", how);
+	if (dt < ms / 1000.0 - 0.001)
+		fail("%s returned early", how);
+	printf("%s done\n", how);
+	return 0;
+}
+
+static int do_ring(char **av)
+{
+	int n = atoi(av[1]), rounds = atoi(av[2]), rank = atoi(getenv("ULP_RANK") ?: "0");
+	char a[512], b[512];
+	int in, out, i;
+	long v;
+
+	snprintf(a, sizeof(a), "%s/%d", av[0], rank);
+	snprintf(b, sizeof(b), "%s/%d", av[0], (rank + 1) % n);
+	/* Odd ranks open their writing end first: no cycle of opens waiting for each other. */
+	if (rank % 2) {
+		out = open(b, O_WRONLY);
+		in = open(a, O_RDONLY);
+	} else {
+		in = open(a, O_RDONLY);
+		out = open(b, O_WRONLY);
+	}
+	if (in < 0 || out < 0)
+		fail("%s", "open");
+	for (i = 0; i < rounds; i++) {
+		if (rank == 0) {
+			v = (long)i * n;
+			full_write(out, &v, sizeof(v));
+			full_read(in, &v, sizeof(v));
+			if (v != (long)i * n + n - 1)
+				fail("%s", "token came back wrong");
+		} else {
+			full_read(in, &v, sizeof(v));
+			v++;
+			full_write(out, &v, sizeof(v));
+		}
+	}
+	if (rank == 0)
+		printf("ring ok %d ranks %d rounds\n", n, rounds);
+	return 0;
+}
+
+static volatile int hits;
+static int restart_fd = -1;
+
+static void on_alarm(int sig)
+{
+	hits++;
+	if (restart_fd >= 0 && hits == 2)
+		write(restart_fd, "x", 1);
+}
+
+static void alarm_in(int ms, int interval_ms, int restart)
+{
+	struct sigaction sa;
+	struct itimerval it = {{interval_ms / 1000, (interval_ms % 1000) * 1000},
+			       {ms / 1000, (ms % 1000) * 1000}};
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	sigaction(SIGALRM, &sa, NULL);
+	hits = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void alarm_off(void)
+{
+	struct itimerval off;
+
+	memset(&off, 0, sizeof(off));
+	setitimer(ITIMER_REAL, &off, NULL);
+}
+
+static void expect_eintr(long r, const char *what)
+{
+	if (r != -1 || errno != EINTR || hits < 1)
+		fail("%s did not end with EINTR after the handler", what);
+	alarm_off();
+	printf("eintr ok %s\n", what);
+}
+
+static int do_eintr(void)
+{
+	struct timespec ts = {5, 0}, rem = {0, 0};
+	struct pollfd pf;
+	fd_set rd;
+	char c;
+	int p[2];
+	struct sigaction old;
+
+	if (pipe(p))
+		fail("%s", "pipe");
+	alarm_in(200, 0, 0);
+	expect_eintr(read(p[0], &c, 1), "read");
+	alarm_in(200, 0, 0);
+	expect_eintr(pause(), "pause");
+	alarm_in(200, 0, 0);
+	expect_eintr(nanosleep(&ts, &rem), "nanosleep");
+	if (rem.tv_sec < 3 || rem.tv_sec > 5)
+		fail("%s", "nanosleep's remaining time is wrong");
+	pf.fd = p[0];
+	pf.events = POLLIN;
+	alarm_in(200, 0, 0);
+	expect_eintr(poll(&pf, 1, -1), "poll");
+	FD_ZERO(&rd);
+	FD_SET(p[0], &rd);
+	alarm_in(200, 0, 1); /* select is never restarted, SA_RESTART or not */
+	expect_eintr(select(p[0] + 1, &rd, NULL, NULL, NULL), "select");
+	/* SA_RESTART: the first signal must not end the read; the second writes a byte. */
+	restart_fd = p[1];
+	alarm_in(100, 100, 1);
+	if (read(p[0], &c, 1) != 1 || c != 'x' || hits < 2)
+		fail("%s", "read with SA_RESTART did not go on to the data");
+	alarm_off();
+	restart_fd = -1;
+	printf("eintr ok SA_RESTART read\n");
+	sigaction(SIGALRM, NULL, &old);
+	if (old.sa_handler != on_alarm)
+		fail("%s", "sigaction does not report the handler installed");
+	printf("eintr ok sigaction reports the program's handler\n");
+	ts.tv_nsec = 2000000000;
+	if (nanosleep(&ts, NULL) != -1 || errno != EINVAL)
+		fail("%s", "nanosleep with tv_nsec out of range");
+	printf("eintr ok nanosleep EINVAL\n");
+	return 0;
+}
+
+static int do_timeouts(void)
+{
+	int p[2], sv[2], ep = epoll_create1(0);
+	struct timeval tv = {0, 100000};
+	struct pollfd pf;
+	struct epoll_event ev = {EPOLLIN, {0}};
+	fd_set rd;
+	double t0;
+	char c;
+
+	if (pipe(p) || socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		fail("%s", "pipe");
+	pf.fd = p[0];
+	pf.events = POLLIN;
+	t0 = now();
+	if (poll(&pf, 1, 100) != 0 || now() - t0 < 0.099)
+		fail("%s", "poll timeout");
+	FD_ZERO(&rd);
+	FD_SET(p[0], &rd);
+	t0 = now();
+	if (select(p[0] + 1, &rd, NULL, NULL, &tv) != 0 || now() - t0 < 0.099)
+		fail("%s", "select timeout");
+	epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev);
+	t0 = now();
+	if (epoll_wait(ep, &ev, 1, 100) != 0 || now() - t0 < 0.099)
+		fail("%s", "epoll_wait timeout");
+	tv.tv_usec = 100000;
+	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	t0 = now();
+	if (read(sv[0], &c, 1) != -1 || errno != EAGAIN || now() - t0 < 0.099)
+		fail("%s", "SO_RCVTIMEO read");
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	if (read(p[0], &c, 1) != -1 || errno != EAGAIN)
+		fail("%s", "read of an O_NONBLOCK pipe");
+	printf("timeouts ok\n");
+	return 0;
+}
+
+static int do_nonblock(void)
+{
+	int f0 = fcntl(0, F_GETFL), f1 = fcntl(1, F_GETFL);
+	char buf[4096];
+	ssize_t r;
+
+	while ((r = read(0, buf, sizeof(buf))) > 0)
+		full_write(1, buf, (size_t)r);
+	if (r < 0)
+		fail("%s", "read stdin");
+	if (fcntl(0, F_GETFL) != f0 || fcntl(1, F_GETFL) != f1 || (f0 & O_NONBLOCK) ||
+	    (f1 & O_NONBLOCK))
+		fail("%s", "the file status flags of stdin/stdout changed");
+	fprintf(stderr, "nonblock ok\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	mode = argv[1];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "fifo") && argc >= 6)
+		return do_fifo(argv + 2);
+	if (!strcmp(mode, "tcp") && argc >= 5)
+		return do_tcp(argv + 2);
+	if (argc >= 3 && (!strcmp(mode, "sleep") || !strcmp(mode, "nanosleep") ||
+			  !strcmp(mode, "select") || !strcmp(mode, "poll") || !strcmp(mode, "epoll")))
+		return do_block(mode, atoi(argv[2]));
+	if (!strcmp(mode, "compute") && argc >= 3) {
+		volatile double x = 0;
+		long i, n = atol(argv[2]) * 1000000L;
+
+		for (i = 0; i < n; i++)
+			x = x * 0.999 + 1;
+		printf("compute done\n");
+		return 0;
+	}
+	if (!strcmp(mode, "spin") && argc >= 3) {
+		double end = now() + atof(argv[2]);
+
+		while (now() < end)
+			;
+		printf("spin done\n");
+		return 0;
+	}
+	if (!strcmp(mode, "ring") && argc >= 5)
+		return do_ring(argv + 2);
+	if (!strcmp(mode, "eintr"))
+		return do_eintr();
+	if (!strcmp(mode, "timeouts"))
+		return do_timeouts();
+	if (!strcmp(mode, "nonblock"))
+		return do_nonblock();
+	fprintf(stderr, "iotest: unknown mode or missing arguments: %s\n", mode);
+	return 2;
+}
