@@ -126,4 +126,12 @@ run-bench-threads: $(O)/bench/threads_guest $(O)/bench/create $(O)/bin/ulpexec
 	$(Q)sh bench/threads.sh $(O) | tee $(O)/bench/threads.out
 	$(Q)grep '^BENCH ' $(O)/bench/threads.out >> $(O)/bench/results.txt || true
 BENCH_TARGETS += run-bench-threads
+
+# Blocking calls parked on io_uring, preemption (bench/io.sh; issue 13).
+ifeq ($(ARCH),x86_64)
+.PHONY: run-bench-io
+run-bench-io: $(O)/tests/integ/iotest $(O)/bin/ulpexec $(O)/bin/ulpspawn $(if $(ML_DIR),$(ML_DIR)/mpi_like_prog)
+	$(Q)echo "== bench/io.sh"; sh bench/io.sh $(O) | tee $(O)/bench/io.out; \
+		grep '^BENCH ' $(O)/bench/io.out >> $(O)/bench/results.txt || true
+BENCH_TARGETS += run-bench-io
 endif

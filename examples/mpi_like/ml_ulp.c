@@ -218,6 +218,13 @@ int ml_init(int *argc, char ***argv)
 		me = nranks = -1;
 		return -EINVAL;
 	}
+	/* ML_SIZE: the job is the first ML_SIZE ranks of the launch; the others run something
+	 * else beside it (MPMD; bench/io.sh runs a spinning ULP next to the job). */
+	if (!env_int("ML_SIZE", &nranks) && (nranks < 1 || me >= nranks)) {
+		fprintf(stderr, "ml_ulp: ML_SIZE must be at least ULP_RANK + 1\n");
+		me = nranks = -1;
+		return -EINVAL;
+	}
 	mine = aligned_alloc(ML_LINE, (sizeof(*mine) + nranks * sizeof(mine->in[0]) + ML_LINE - 1) /
 					  ML_LINE * ML_LINE);
 	boxes = calloc(nranks, sizeof(*boxes));

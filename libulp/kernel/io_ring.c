@@ -32,6 +32,7 @@
 
 #define RING_ENTRIES 256
 #define CQ_ENTRIES 4096
+#define IOWQ_MAX_WORKERS 4096
 #define UD_CANCEL 1ull /* low bit of user_data: the CQE of a cancel request */
 
 struct ulp_io {
@@ -165,6 +166,13 @@ static struct ulp_io *ring_create(struct ulp_runtime *rt)
 	io->cq_tail = (unsigned *)(cq + p.cq_off.tail);
 	io->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
 	io->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	/* Blocking FIFO opens each hold an io-wq thread until their partner opens; with the
+	 * default bound (4 per CPU) the partners queue behind them and never run. */
+	{
+		unsigned max[2] = {IOWQ_MAX_WORKERS, IOWQ_MAX_WORKERS};
+
+		sys(SYS_io_uring_register, fd, IORING_REGISTER_IOWQ_MAX_WORKERS, (long)max, 2, 0, 0);
+	}
 	io->fd = (int)fd;
 	return io;
 fail_fd:

@@ -54,6 +54,12 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) integ-maps sh tests/integ/maps.sh $(O)
 	$(Q)$(RUN_TEST) integ-process sh tests/integ/process.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=$${ULP_TEST_TIMEOUT:-900} $(RUN_TEST) integ-threads sh tests/integ/threads.sh $(O)
+	$(Q)$(RUN_TEST) integ-io sh tests/integ/io.sh $(O)
 CHECK_TARGETS += check-integ
+
+# Only the blocking-call and preemption tests (tests/integ/io.sh); IO_RUNS: runs per pair test.
+.PHONY: check-io
+check-io: $(INTEG_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn
+	$(Q)$(RUN_TEST) integ-io sh tests/integ/io.sh $(O) $(IO_RUNS)
 endif
 -include tests/integ/mpi_like.mk

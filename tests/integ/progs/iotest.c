@@ -13,6 +13,7 @@
  *   eintr                       EINTR of read, pause, nanosleep (rem), poll, select; SA_RESTART
  *   timeouts                    poll/select/epoll/SO_RCVTIMEO time out; O_NONBLOCK reads EAGAIN
  *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
+ *   reads N                     N one-byte reads of /dev/zero: microseconds per call
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -386,6 +387,18 @@ int main(int argc, char **argv)
 		while (now() < end)
 			;
 		printf("spin done\n");
+		return 0;
+	}
+	if (!strcmp(mode, "reads") && argc >= 3) { /* bench/io.sh: cost of a read that never blocks */
+		long i, n = atol(argv[2]);
+		int fd = open("/dev/zero", O_RDONLY);
+		char c;
+		double t0 = now();
+
+		for (i = 0; i < n; i++)
+			if (read(fd, &c, 1) != 1)
+				fail("%s", "read /dev/zero");
+		printf("reads %.3f us per call\n", (now() - t0) / n * 1e6);
 		return 0;
 	}
 	if (!strcmp(mode, "ring") && argc >= 5)

@@ -1,0 +1,112 @@
+#!/bin/sh
+# Blocking calls of ULPs park the ULP, not the worker; ULPs that never yield are preempted.
+# Usage: tests/integ/io.sh BUILD_DIR [RUNS]. No test asserts a time: each compares the order in
+# which ULPs finish, or that a job ends at all (every run is bounded by `timeout`).
+B=${1:-build}
+RUNS=${2:-20}
+X="$B/bin/ulpexec"
+S="$B/bin/ulpspawn"
+P="$B/tests/integ/iotest"
+. "$(dirname "$0")/lib.sh"
+TEST_TIMEOUT=60
+
+mkfifo "$T/a" "$T/b"
+port=$((20000 + $$ % 20000))
+
+# launcher configurations: one process with 1 or 2 workers; 1 or 2 PVAS tasks
+run_pair() { # CONFIG PROG1-ARGS -- PROG2-ARGS (as one string each)
+	case $1 in
+	w1) expect pair 0 "$X" -w 1 $P $2 : $P $3 ;;
+	w2) expect pair 0 "$X" -w 2 $P $2 : $P $3 ;;
+	t1) expect pair 0 "$S" -t 1 -w 1 -n 1 $P $2 : -n 1 $P $3 ;;
+	t2) expect pair 0 "$S" -t 2 -w 1 -n 1 $P $2 : -n 1 $P $3 ;;
+	esac
+}
+
+for cfg in w1 w2 t1 t2; do
+	good=0
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		run_pair $cfg "fifo ping $T/a $T/b 200" "fifo pong $T/a $T/b 200" &&
+			[ "$(lines 'fifo ok 200')" = 2 ] && good=$((good + 1))
+		i=$((i + 1))
+	done
+	if [ $good = "$RUNS" ]; then ok "FIFO pair ($cfg): $RUNS runs, none hung"
+	else no "FIFO pair ($cfg): $good of $RUNS runs finished"; fi
+	good=0
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		port=$((port + 1))
+		run_pair $cfg "tcp server $port 200" "tcp client $port 200" &&
+			[ "$(lines 'tcp ok 200')" = 2 ] && good=$((good + 1))
+		i=$((i + 1))
+	done
+	if [ $good = "$RUNS" ]; then ok "TCP server and client ($cfg): $RUNS runs, none hung"
+	else no "TCP server and client ($cfg): $good of $RUNS runs finished"; fi
+done
+
+# A ULP blocked in a sleep does not hold up another one's computation on the same worker: the
+# computing ULP (started second) finishes first.
+for how in sleep nanosleep select poll epoll; do
+	if expect "$how" 0 "$X" -w 1 $P $how 3000 : $P compute 20 &&
+		[ "$(sed -n 1p "$T/out")" = "compute done" ] && [ "$(sed -n 2p "$T/out")" = "$how done" ]; then
+		ok "$how of one ULP does not delay another's computation (-w 1)"
+	else no "$how of one ULP does not delay another's computation (-w 1)"; fi
+done
+
+# cat reads a slow producer through a pipe (3 s) while another ULP computes: the computation
+# ends before the producer does, and cat's output is whole and in order.
+if expect cat 0 sh -c "{ for i in 1 2 3 4 5 6; do echo line\$i; sleep 0.5; done; } |
+	\"$X\" -w 1 /bin/cat : $P compute 10" && [ "$(sed -n 7p "$T/out")" = line6 ] &&
+	[ "$(grep -v 'compute done' "$T/out" | tr '\n' ' ')" = "line1 line2 line3 line4 line5 line6 " ]; then
+	ok "cat reading a slow producer; a computing ULP beside it finishes before the producer"
+else no "cat reading a slow producer; a computing ULP beside it finishes before the producer"; fi
+
+# Preemption: a ULP spinning 3 s without a system call beside a short one on one worker. The
+# spinner is the one the worker runs first (ulpexec starts the last ULP of its command line
+# first): without preemption the short one would end after it (checked with ULP_QUANTUM_US=0).
+if expect spin 0 "$X" -w 1 $P compute 5 : $P spin 3 && [ "$(sed -n 1p "$T/out")" = "compute done" ] &&
+	[ "$(sed -n 2p "$T/out")" = "spin done" ]; then
+	ok "a spinning ULP is preempted: the short one finishes first, the job ends (ulpexec -w 1)"
+else no "a spinning ULP is preempted: the short one finishes first, the job ends (ulpexec -w 1)"; fi
+if expect spin 0 "$S" -t 1 -w 1 -n 1 $P spin 3 : -n 1 $P compute 5 &&
+	[ "$(sed -n 1p "$T/out")" = "compute done" ] && [ "$(sed -n 2p "$T/out")" = "spin done" ]; then
+	ok "a spinning ULP is preempted: the short one finishes first, the job ends (ulpspawn -t 1 -w 1)"
+else no "a spinning ULP is preempted: the short one finishes first, the job ends (ulpspawn -t 1 -w 1)"; fi
+if expect spin 0 env ULP_QUANTUM_US=0 "$X" -w 1 $P compute 5 : $P spin 1 &&
+	[ "$(sed -n 1p "$T/out")" = "spin done" ]; then
+	ok "ULP_QUANTUM_US=0 turns preemption off (the spinner keeps its worker)"
+else no "ULP_QUANTUM_US=0 turns preemption off (the spinner keeps its worker)"; fi
+
+# 256 ULPs pass a token around a ring of FIFOs, each blocking in open, read and write.
+mkdir "$T/ring"
+i=0
+while [ $i -lt 256 ]; do mkfifo "$T/ring/$i"; i=$((i + 1)); done
+if expect ring 0 "$X" -w 2 -n 256 $P ring "$T/ring" 256 10 && [ "$(lines 'ring ok 256')" = 1 ]; then
+	ok "256 ULPs in a blocking FIFO ring on 2 workers"
+else no "256 ULPs in a blocking FIFO ring on 2 workers"; fi
+if expect ring 0 "$S" -t 2 -w 1 -n 256 $P ring "$T/ring" 256 10 && [ "$(lines 'ring ok 256')" = 1 ]; then
+	ok "256 ULPs in a blocking FIFO ring over 2 PVAS tasks"
+else no "256 ULPs in a blocking FIFO ring over 2 PVAS tasks"; fi
+
+# EINTR and timeouts, the same as a process gets them.
+for l in "$X -w 1" "$X -w 2" "$S -t 1 -w 2 -n 1"; do
+	if expect eintr 0 $l $P eintr && [ "$(lines '^eintr ok')" = 8 ]; then
+		ok "EINTR of read/pause/nanosleep/poll/select, SA_RESTART read (${l%% *} ${l#* })"
+	else no "EINTR of read/pause/nanosleep/poll/select, SA_RESTART read (${l%% *} ${l#* })"; fi
+	if expect timeouts 0 $l $P timeouts && [ "$(lines '^timeouts ok')" = 1 ]; then
+		ok "poll/select/epoll_wait/SO_RCVTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"
+	else no "poll/select/epoll_wait/SO_RCVTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"; fi
+done
+if $P eintr >"$T/out" 2>&1 && [ "$(lines '^eintr ok')" = 8 ]; then
+	ok "the EINTR program passes as a process too"
+else no "the EINTR program passes as a process too"; fi
+
+# O_NONBLOCK of stdin and stdout (a pipe shared with other processes) never changes.
+head -c 300000 /dev/urandom >"$T/data"
+if expect nonblock 0 sh -c "cat \"$T/data\" | \"$X\" -w 1 $P nonblock | cat >\"$T/copy\"" &&
+	grep -q 'nonblock ok' "$T/out" && cmp -s "$T/data" "$T/copy"; then
+	ok "O_NONBLOCK of stdin/stdout pipes unchanged, data copied intact"
+else no "O_NONBLOCK of stdin/stdout pipes unchanged, data copied intact"; fi
+
+finish io
