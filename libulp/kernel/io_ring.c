@@ -171,7 +171,8 @@ static struct ulp_io *ring_create(struct ulp_runtime *rt)
 	{
 		unsigned max[2] = {IOWQ_MAX_WORKERS, IOWQ_MAX_WORKERS};
 
-		sys(SYS_io_uring_register, fd, IORING_REGISTER_IOWQ_MAX_WORKERS, (long)max, 2, 0, 0);
+		sys(SYS_io_uring_register, fd, IORING_REGISTER_IOWQ_MAX_WORKERS, (long)max, 2, 0,
+		    0);
 	}
 	io->fd = (int)fd;
 	return io;

@@ -369,8 +369,9 @@ int main(int argc, char **argv)
 		return do_fifo(argv + 2);
 	if (!strcmp(mode, "tcp") && argc >= 5)
 		return do_tcp(argv + 2);
-	if (argc >= 3 && (!strcmp(mode, "sleep") || !strcmp(mode, "nanosleep") ||
-			  !strcmp(mode, "select") || !strcmp(mode, "poll") || !strcmp(mode, "epoll")))
+	if (argc >= 3 &&
+	    (!strcmp(mode, "sleep") || !strcmp(mode, "nanosleep") || !strcmp(mode, "select") ||
+	     !strcmp(mode, "poll") || !strcmp(mode, "epoll")))
 		return do_block(mode, atoi(argv[2]));
 	if (!strcmp(mode, "compute") && argc >= 3) {
 		volatile double x = 0;
@@ -389,7 +390,8 @@ int main(int argc, char **argv)
 		printf("spin done\n");
 		return 0;
 	}
-	if (!strcmp(mode, "reads") && argc >= 3) { /* bench/io.sh: cost of a read that never blocks */
+	if (!strcmp(mode, "reads") &&
+	    argc >= 3) { /* bench/io.sh: cost of a read that never blocks */
 		long i, n = atol(argv[2]);
 		int fd = open("/dev/zero", O_RDONLY);
 		char c;
