@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -116,8 +117,13 @@ int ulp_io_install(struct pvas_region *r)
 	if (q && *q) {
 		unsigned long v = strtoul(q, &end, 10);
 
-		if (*end || v > 10000000)
+		if (*end || v > 10000000) {
+			fprintf(stderr,
+				"libulp: ULP_QUANTUM_US=%s: not a number of microseconds (0 to "
+				"10000000; 0: no preemption)\n",
+				q);
 			return -EINVAL;
+		}
 		ulp_quantum_us = (unsigned)v;
 	}
 	region_lo = r->base;

@@ -78,6 +78,11 @@ if expect spin 0 env ULP_QUANTUM_US=0 "$X" -w 1 $P compute 5 : $P spin 1 &&
 	ok "ULP_QUANTUM_US=0 turns preemption off (the spinner keeps its worker)"
 else no "ULP_QUANTUM_US=0 turns preemption off (the spinner keeps its worker)"; fi
 
+if expect barrier 0 "$X" -w 1 -n 6 $P spinbarrier && [ "$(lines 'spinbarrier ok')" = 6 ] &&
+	expect barrier 0 "$S" -t 1 -w 2 -n 8 $P spinbarrier && [ "$(lines 'spinbarrier ok')" = 8 ]; then
+	ok "more ranks spinning at a barrier than workers finish (the TiNy Threads case)"
+else no "more ranks spinning at a barrier than workers finish (the TiNy Threads case)"; fi
+
 # 256 ULPs pass a token around a ring of FIFOs, each blocking in open, read and write.
 mkdir "$T/ring"
 i=0

@@ -14,12 +14,16 @@
  *   timeouts                    poll/select/epoll/SO_RCVTIMEO time out; O_NONBLOCK reads EAGAIN
  *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
  *   reads N                     N one-byte reads of /dev/zero: microseconds per call
+ *   spinbarrier                 the ULP_SIZE ranks meet at a barrier by spinning on a shared
+ * counter without any system call (the TiNy Threads case: more spinners than workers finish only
+ * when spinners are preempted)
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pvas.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,6 +405,30 @@ int main(int argc, char **argv)
 			if (read(fd, &c, 1) != 1)
 				fail("%s", "read /dev/zero");
 		printf("reads %.3f us per call\n", (now() - t0) / n * 1e6);
+		return 0;
+	}
+	if (!strcmp(mode, "spinbarrier")) {
+		static long counters[2]; /* rank 0's: arrived, left */
+		int n = atoi(getenv("ULP_SIZE") ?: "1"), rank = atoi(getenv("ULP_RANK") ?: "0");
+		long *c = counters;
+		void *p;
+
+		if (rank == 0) {
+			if (pvas_export("iotest.barrier", counters))
+				fail("%s", "pvas_export");
+		} else {
+			while (pvas_import("iotest.barrier", &p) != 0)
+				pvas_yield(); /* rank 0 not there yet */
+			c = p;
+		}
+		__atomic_fetch_add(&c[0], 1, __ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&c[0], __ATOMIC_SEQ_CST) < n)
+			; /* no system call, no yield */
+		__atomic_fetch_add(&c[1], 1, __ATOMIC_SEQ_CST);
+		/* rank 0's partition holds the counters: it leaves last */
+		while (rank == 0 && __atomic_load_n(&c[1], __ATOMIC_SEQ_CST) < n)
+			;
+		printf("spinbarrier ok rank %d\n", rank);
 		return 0;
 	}
 	if (!strcmp(mode, "ring") && argc >= 5)
