@@ -69,7 +69,9 @@ if expect spin 0 "$X" -w 1 $P compute 5 : $P spin 3 && [ "$(sed -n 1p "$T/out")"
 	[ "$(sed -n 2p "$T/out")" = "spin done" ]; then
 	ok "a spinning ULP is preempted: the short one finishes first, the job ends (ulpexec -w 1)"
 else no "a spinning ULP is preempted: the short one finishes first, the job ends (ulpexec -w 1)"; fi
-if expect spin 0 "$S" -t 1 -w 1 -n 1 $P spin 3 : -n 1 $P compute 5 &&
+# (6 s: the manager loads the second rank while the first one spins; under a loaded machine
+# that takes seconds)
+if expect spin 0 "$S" -t 1 -w 1 -n 1 $P spin 6 : -n 1 $P compute 5 &&
 	[ "$(sed -n 1p "$T/out")" = "compute done" ] && [ "$(sed -n 2p "$T/out")" = "spin done" ]; then
 	ok "a spinning ULP is preempted: the short one finishes first, the job ends (ulpspawn -t 1 -w 1)"
 else no "a spinning ULP is preempted: the short one finishes first, the job ends (ulpspawn -t 1 -w 1)"; fi
