@@ -126,6 +126,7 @@ run-bench-threads: $(O)/bench/threads_guest $(O)/bench/create $(O)/bin/ulpexec
 	$(Q)sh bench/threads.sh $(O) | tee $(O)/bench/threads.out
 	$(Q)grep '^BENCH ' $(O)/bench/threads.out >> $(O)/bench/results.txt || true
 BENCH_TARGETS += run-bench-threads
+endif
 
 # Blocking calls parked on io_uring, preemption (bench/io.sh; issue 13).
 ifeq ($(ARCH),x86_64)
