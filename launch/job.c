@@ -349,16 +349,29 @@ static void signals(struct job *j)
 }
 
 /* The event loop: until every rank is accounted for and every output pipe is at EOF. */
+/* What entry i of the poll set is: rank r's stdout (0), stderr (1) or PMI connection (2). */
+struct pollwho {
+	long r;
+	int what;
+};
+
+/* The event loop: until every rank is accounted for and every output pipe is at EOF. Only open
+ * descriptors go into the poll set: poll refuses more entries than RLIMIT_NOFILE (10,000 ranks
+ * with two -1 entries each were over 20,000), closed ones included. */
 static void loop(struct job *j)
 {
 	struct pollfd *p = calloc((size_t)(2 + 3 * j->total), sizeof(*p));
+	struct pollwho *who = calloc((size_t)(2 + 3 * j->total), sizeof(*who));
 	long r;
+	int i;
 
-	if (!p) {
+	if (!p || !who) {
 		fprintf(stderr, "%s: out of memory; ending the job\n", j->o->tool);
 		end_job(j, SIGTERM);
 		while (pvas_wait(j->pvd, -1, NULL) >= 0)
 			;
+		free(p);
+		free(who);
 		return;
 	}
 	collect(j); /* -ECHILD at once when no rank was started (a refused first program) */
@@ -368,14 +381,23 @@ static void loop(struct job *j)
 		p[0] = (struct pollfd){j->sigfd, POLLIN, 0};
 		p[1] = (struct pollfd){j->ulps_done ? -1 : j->evfd, POLLIN, 0};
 		for (r = 0; r < j->total; r++) {
-			p[n++] = (struct pollfd){j->r[r].out.fd, POLLIN, 0};
-			p[n++] = (struct pollfd){j->r[r].err.fd, POLLIN, 0};
-			open += (j->r[r].out.fd >= 0) + (j->r[r].err.fd >= 0);
+			if (j->r[r].out.fd >= 0) {
+				who[n] = (struct pollwho){r, 0};
+				p[n++] = (struct pollfd){j->r[r].out.fd, POLLIN, 0};
+			}
+			if (j->r[r].err.fd >= 0) {
+				who[n] = (struct pollwho){r, 1};
+				p[n++] = (struct pollfd){j->r[r].err.fd, POLLIN, 0};
+			}
 		}
-		if (j->pmi)
-			for (r = 0; r < j->total; r++)
-				p[n++] = (struct pollfd){launch_pmi_server_fd(j->pmi, (int)r),
-							 launch_pmi_events(j->pmi, (int)r), 0};
+		open = n - 2;
+		for (r = 0; j->pmi && r < j->total; r++) {
+			if (launch_pmi_server_fd(j->pmi, (int)r) < 0)
+				continue;
+			who[n] = (struct pollwho){r, 2};
+			p[n++] = (struct pollfd){launch_pmi_server_fd(j->pmi, (int)r),
+						 launch_pmi_events(j->pmi, (int)r), 0};
+		}
 		if (j->ulps_done && !open)
 			break;
 		if (poll(p, (nfds_t)n, -1) < 0) {
@@ -392,17 +414,20 @@ static void loop(struct job *j)
 			signals(j);
 		if (p[1].revents)
 			collect(j);
-		for (r = 0; r < j->total; r++) {
-			if (p[2 + 2 * r].revents)
+		for (i = 2; i < n; i++) {
+			if (!p[i].revents)
+				continue;
+			r = who[i].r;
+			if (who[i].what == 0)
 				pump(r, &j->r[r].out);
-			if (p[3 + 2 * r].revents)
+			else if (who[i].what == 1)
 				pump(r, &j->r[r].err);
-		}
-		for (r = 0; j->pmi && r < j->total; r++)
-			if (p[2 + 2 * j->total + r].revents)
+			else
 				launch_pmi_io(j->pmi, (int)r);
+		}
 	}
 	free(p);
+	free(who);
 }
 
 static void print_stats(const struct job *j)
