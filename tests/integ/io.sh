@@ -62,21 +62,25 @@ if expect cat 0 sh -c "{ for i in 1 2 3 4 5 6; do echo line\$i; sleep 0.5; done;
 	ok "cat reading a slow producer; a computing ULP beside it finishes before the producer"
 else no "cat reading a slow producer; a computing ULP beside it finishes before the producer"; fi
 
-# Preemption: a ULP spinning 3 s without a system call beside a short one on one worker. The
-# spinner is the one the worker runs first (ulpexec starts the last ULP of its command line
-# first): without preemption the short one would end after it (checked with ULP_QUANTUM_US=0).
-if expect spin 0 "$X" -w 1 $P compute 5 : $P spin 3 && [ "$(sed -n 1p "$T/out")" = "compute done" ] &&
-	[ "$(sed -n 2p "$T/out")" = "spin done" ]; then
+# Preemption: a ULP spinning without a system call beside a short computation on one worker. The
+# computation first sleeps until the spinner has started (a file handshake, so the order does not
+# depend on which ULP the launcher loads or starts first); only preemption can then let it run
+# before the spin ends, and once it is done the spinner stops early. With ULP_QUANTUM_US=0 the
+# spinner keeps its worker for its whole time and ends first.
+hs() { rm -rf "$T/hs" && mkdir "$T/hs"; }
+hs
+if expect spin 0 "$X" -w 1 $P compute 5 "$T/hs" : $P spin 30 "$T/hs" &&
+	[ "$(sed -n 1p "$T/out")" = "compute done" ] && [ "$(sed -n 2p "$T/out")" = "spin done" ]; then
 	ok "a spinning ULP is preempted: the short one finishes first, the job ends (ulpexec -w 1)"
 else no "a spinning ULP is preempted: the short one finishes first, the job ends (ulpexec -w 1)"; fi
-# (6 s: the manager loads the second rank while the first one spins; under a loaded machine
-# that takes seconds)
-if expect spin 0 "$S" -t 1 -w 1 -n 1 $P spin 6 : -n 1 $P compute 5 &&
+hs
+if expect spin 0 "$S" -t 1 -w 1 -n 1 $P spin 30 "$T/hs" : -n 1 $P compute 5 "$T/hs" &&
 	[ "$(sed -n 1p "$T/out")" = "compute done" ] && [ "$(sed -n 2p "$T/out")" = "spin done" ]; then
 	ok "a spinning ULP is preempted: the short one finishes first, the job ends (ulpspawn -t 1 -w 1)"
 else no "a spinning ULP is preempted: the short one finishes first, the job ends (ulpspawn -t 1 -w 1)"; fi
-if expect spin 0 env ULP_QUANTUM_US=0 "$X" -w 1 $P compute 5 : $P spin 1 &&
-	[ "$(sed -n 1p "$T/out")" = "spin done" ]; then
+hs
+if expect spin 0 env ULP_QUANTUM_US=0 "$X" -w 1 $P compute 5 "$T/hs" : $P spin 2 "$T/hs" &&
+	[ "$(sed -n 1p "$T/out")" = "spin done" ] && [ "$(sed -n 2p "$T/out")" = "compute done" ]; then
 	ok "ULP_QUANTUM_US=0 turns preemption off (the spinner keeps its worker)"
 else no "ULP_QUANTUM_US=0 turns preemption off (the spinner keeps its worker)"; fi
 

@@ -7,8 +7,12 @@
  *   fifo ping|pong F1 F2 N      message ping-pong over two FIFOs (ping opens F1 for writing)
  *   tcp server|client PORT N    the same over a loopback TCP connection
  *   sleep|nanosleep|select|poll|epoll MS   block MS in that call, check the time and result
- *   compute N                   N million multiply-adds, then "compute done"
- *   spin S                      spin S seconds without a system call, then "spin done"
+ *   compute N [DIR]             N million multiply-adds, then "compute done"; with DIR: first wait
+ *                               (sleeping) for DIR/spinning, and create DIR/computed when done
+ *   spin S [DIR]                spin S seconds without a system call, then "spin done"; with DIR:
+ *                               create DIR/spinning first, and stop early once DIR/computed exists
+ *                               (looked at every 10 ms: a spinner that is preempted lets the
+ *                               computation run and end, so it never spins the whole S seconds)
  *   ring DIR N ROUNDS           rank ULP_RANK of N passes a token through FIFOs DIR/0..N-1
  *   eintr                       EINTR of read, pause, nanosleep (rem), poll, select; SA_RESTART
  *   timeouts                    poll/select/epoll/SO_RCVTIMEO time out; O_NONBLOCK reads EAGAIN
@@ -52,6 +56,34 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The preemption tests' handshake between a spinner and a computation (see compute/spin). */
+static void touch_file(const char *dir, const char *name)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		fail("create %s", path);
+	close(fd);
+}
+
+/* Sleeps (a parking call, so a worker shared with the spinner can run it) until DIR/NAME exists;
+ * 120 s at most: a hang guard only. */
+static void wait_file(const char *dir, const char *name)
+{
+	char path[4096];
+	struct timespec ts = {0, 5000000};
+	int i;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (i = 0; i < 24000 && access(path, F_OK) != 0; i++)
+		nanosleep(&ts, NULL);
+	if (access(path, F_OK) != 0)
+		fail("%s never appeared", path);
 }
 
 static void full_write(int fd, const void *p, size_t n)
@@ -381,16 +413,30 @@ int main(int argc, char **argv)
 		volatile double x = 0;
 		long i, n = atol(argv[2]) * 1000000L;
 
+		if (argc >= 4)
+			wait_file(argv[3], "spinning");
 		for (i = 0; i < n; i++)
 			x = x * 0.999 + 1;
 		printf("compute done\n");
+		if (argc >= 4)
+			touch_file(argv[3], "computed");
 		return 0;
 	}
 	if (!strcmp(mode, "spin") && argc >= 3) {
-		double end = now() + atof(argv[2]);
+		double t = now(), end = t + atof(argv[2]), look = t;
+		char done[4096];
 
-		while (now() < end)
-			;
+		if (argc >= 4) {
+			touch_file(argv[3], "spinning");
+			snprintf(done, sizeof(done), "%s/computed", argv[3]);
+		}
+		while ((t = now()) < end) {
+			/* the look is a native system call, never a yield point */
+			if (argc >= 4 && t >= look && access(done, F_OK) == 0)
+				break;
+			if (t >= look)
+				look = t + 0.01;
+		}
 		printf("spin done\n");
 		return 0;
 	}
