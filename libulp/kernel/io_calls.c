@@ -120,8 +120,8 @@ static long park_fd(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb
 		if (wt->interrupted == 1)
 			return -EINTR;
 		if (wt->interrupted == 2) { /* SA_RESTART: run the handler, then wait on */
-			ulp_io_wait_init(io, wt, cb, 1);
 			ulp_io_deliver(cb, NULL);
+			ulp_io_wait_init(io, wt, cb, 1);
 			if (poll0(fd, (short)ev) != 0)
 				return 0;
 			continue;
@@ -349,6 +349,26 @@ static long park_many(struct ulp_cb *cb, struct ulp_io_op *ops, int n, long long
 	if (wt.interrupted)
 		return -EINTR; /* never restarted after a handler, as the kernel's */
 	return wt.timed_out ? 1 : 0;
+}
+
+long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, int timeout_ms)
+{
+	struct ulp_io_op ops[ULP_IO_WAIT_FDS_MAX];
+	struct ulp_io_wait wt;
+	int i;
+
+	if (!ulp_io_self() || n > ULP_IO_WAIT_FDS_MAX)
+		return -ENOSYS;
+	for (i = 0; i < n; i++)
+		ops[i] = (struct ulp_io_op){ULP_IO_POLL, fds[i], events, NULL, 0};
+	ulp_io_wait_init(ulp_io_self(), &wt, cb, 1);
+	wait_deadline(&wt, now_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000LL);
+	ulp_io_park(ulp_io_self(), &wt, ops, n);
+	if (wt.interrupted == 1)
+		return -EINTR;
+	if (wt.interrupted == 2) /* SA_RESTART: run the handler; the caller looks again */
+		ulp_io_deliver(cb, NULL);
+	return 0;
 }
 
 static long long ts_ns(const struct timespec *ts)

@@ -362,8 +362,14 @@ void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *
 	wt->io = io;
 	wt->pvid = cb->pvid;
 	wt->interruptible = interruptible;
-	if (io->sig_gen && (unsigned)cb->pvid < io->sig_gen_n)
+	if (io->sig_gen && (unsigned)cb->pvid < io->sig_gen_n) {
 		wt->sig_gen = atomic_load(&io->sig_gen[cb->pvid]) & ~1u;
+		/* A signal relayed since the call began (while it tried without blocking, or
+		 * between two parks of one call) and not yet run: the call is interrupted by it,
+		 * as the kernel's would be, so the snapshot must not count it as already seen. */
+		if (atomic_load(&io->sig_pend[cb->pvid]))
+			wt->sig_gen -= 2;
+	}
 }
 
 int ulp_io_signalled(struct ulp_io_wait *wt)

@@ -23,6 +23,7 @@
  * Waiting for children blocks the worker's kernel thread (a pidfd poll) for now: the other ULPs of
  * that worker wait too. Children of a ULP that ended are reaped by nobody until the task ends.
  */
+#include "io.h"
 #include "proc.h"
 #include "sys.h"
 #include "sys_fork_arch.h"
@@ -98,27 +99,37 @@ static void kid_drop(struct ulp_cb *cb, int pid)
 
 /* Block until one of the ULP's children may have changed state (a pidfd turns readable when its
  * process ends), or for `ms` milliseconds when it has children we cannot watch that way. */
-static void wait_kids(struct ulp_cb *cb)
+static long wait_kids(struct ulp_cb *cb)
 {
 	struct pollfd {
 		int fd;
 		short events, revents;
 	} pfd[ULP_MAX_KIDS];
+	int fds[ULP_MAX_KIDS] = {0};
 	int i, n = 0;
+	long r;
 
 	for (i = 0; i < cb->nkids; i++) {
 		long fd = raw(SYS_pidfd_open, cb->kids[i], 0, 0, 0, 0, 0);
 
 		if (fd >= 0) {
+			fds[n] = (int)fd;
 			pfd[n].fd = (int)fd;
 			pfd[n].events = 1; /* POLLIN */
 			pfd[n++].revents = 0;
 		}
 	}
-	/* Stopped and continued children do not make a pidfd readable: look again every 50 ms. */
-	raw(SYS_poll, (long)pfd, n, 50, 0, 0, 0);
+	/* Stopped and continued children do not make a pidfd readable: look again every 50 ms.
+	 * Parked on the task's ring, so the worker runs other ULPs meanwhile; a signal of the ULP
+	 * ends the wait with EINTR, as the kernel's wait4 does. */
+	r = ulp_io_wait_fds(cb, fds, n, 1 /* POLLIN */, 50);
+	if (r == -ENOSYS) {
+		raw(SYS_poll, (long)pfd, n, 50, 0, 0, 0);
+		r = 0;
+	}
 	for (i = 0; i < n; i++)
 		raw(SYS_close, pfd[i].fd, 0, 0, 0, 0, 0);
+	return r;
 }
 
 /* The kernel's wait4 on one child; a reaped child leaves the ULP's list. */
@@ -152,23 +163,27 @@ long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	/* pid_t arguments are ints: the register's upper half is not the caller's to set */
 	long pid = (int)s->a[0], status = s->a[1], rusage = s->a[3];
-	int options = (int)s->a[2], i, any;
+	int options = (int)s->a[2], i, any, intr = 0;
 	long r;
 
 	if (ulp_sys_in_child())
 		return raw(SYS_wait4, pid, status, options, rusage, 0, 0);
-	if (pid > 0) {
-		if (kid_find(cb, (int)pid) < 0)
-			return -ECHILD;
-		return wait_one(cb, (int)pid, status, options, rusage);
-	}
+	if (pid > 0 && kid_find(cb, (int)pid) < 0)
+		return -ECHILD;
+	/* Never the kernel's blocking wait, even for one child: the worker would stop running
+	 * other ULPs, and a signal meant for this ULP might go to another worker and leave the
+	 * call waiting. WNOHANG looks, the ring waits. */
 	for (;;) {
 		any = 0;
 		for (i = cb->nkids - 1; i >= 0; i--) {
 			int kid = cb->kids[i];
 
-			if (pid != -1 && !pgid_matches(kid, pid))
+			if (pid > 0 && kid != pid)
 				continue;
+			if (pid < -1 || pid == 0) {
+				if (!pgid_matches(kid, pid))
+					continue;
+			}
 			any = 1;
 			r = wait_one(cb, kid, status, options | WNOHANG, rusage);
 			if (r != 0 && r != -ECHILD)
@@ -176,9 +191,13 @@ long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 		}
 		if (!any)
 			return -ECHILD;
+		/* interrupted: one more look first, for the child whose end sent the signal (the
+		 * kernel's wait4 reports a child that is ready before a pending signal) */
+		if (intr)
+			return -EINTR;
 		if (options & WNOHANG)
 			return 0;
-		wait_kids(cb);
+		intr = wait_kids(cb) < 0;
 	}
 }
 
@@ -186,14 +205,29 @@ long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long type = (int)s->a[0], id = (int)s->a[1], info = s->a[2], rusage = s->a[4];
-	int options = (int)s->a[3], i, any;
+	int options = (int)s->a[3], i, any, intr = 0;
 	siginfo_t *si = (siginfo_t *)info;
 	long r;
 
 	if (ulp_sys_in_child())
 		return raw(SYS_waitid, type, id, info, options, rusage, 0);
-	if (type == P_PIDFD) /* the ULP opened that pidfd on a process it was allowed to see */
-		return raw(SYS_waitid, type, id, info, options, rusage, 0);
+	if (type == P_PIDFD) { /* the ULP opened that pidfd on a process it was allowed to see */
+		int fd = (int)id;
+
+		for (;;) {
+			if (si)
+				si->si_pid = 0;
+			r = raw(SYS_waitid, type, id, info, options | WNOHANG, rusage, 0);
+			if (r < 0 || (si && si->si_pid) || (options & WNOHANG) || intr)
+				return r < 0 || !intr || (si && si->si_pid) ? r : -EINTR;
+			if (!si) /* nothing to tell "not yet" by: the kernel's wait */
+				return raw(SYS_waitid, type, id, info, options, rusage, 0);
+			r = ulp_io_wait_fds(cb, &fd, 1, 1 /* POLLIN */, 50);
+			if (r == -ENOSYS)
+				return raw(SYS_waitid, type, id, info, options, rusage, 0);
+			intr = r < 0;
+		}
+	}
 	if (type == P_PID) {
 		if (kid_find(cb, (int)id) < 0)
 			return -ECHILD;
@@ -227,9 +261,13 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 		}
 		if (!any)
 			return -ECHILD;
+		/* interrupted: one more look first, for the child whose end sent the signal (the
+		 * kernel's wait4 reports a child that is ready before a pending signal) */
+		if (intr)
+			return -EINTR;
 		if (options & WNOHANG)
 			return 0;
-		wait_kids(cb);
+		intr = wait_kids(cb) < 0;
 	}
 }
 

@@ -27,6 +27,17 @@ else
 	no "execve from a ULP runs the program and the ULP ends with its status (5)"
 fi
 
+# A ULP waiting for its child parks: the worker runs the other ULPs meanwhile. The computation
+# waits (sleeping) until the shell has started, so only a parked wait4 lets it end first.
+rm -rf "$T/hs" && mkdir "$T/hs"
+if expect "wait4 parks" 0 $X -w 1 /bin/sh -c "touch $T/hs/spinning; sleep 3; echo waited" : \
+	$P/iotest compute 5 "$T/hs" && [ "$(sed -n 1p "$T/out")" = "compute done" ] &&
+	[ "$(sed -n 2p "$T/out")" = "waited" ]; then
+	ok "a ULP waiting for its child (wait4) does not hold up another ULP of its worker (-w 1)"
+else
+	no "a ULP waiting for its child (wait4) does not hold up another ULP of its worker (-w 1)"
+fi
+
 # Debian's programs: the same command as a process and as a ULP give the same output and status.
 W=$T/w
 mkdir -p "$W"

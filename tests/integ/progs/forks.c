@@ -2,8 +2,8 @@
 /*
  * Process calls from a ULP, each checked by the program itself: fork and wait for one's own
  * children only (several ULPs fork at once), fork+exec, system, popen, posix_spawn (also of a
- * missing program), vfork, a crashing child, ECHILD, a failed execve. Prints "forks R: ok" per
- * rank and exits 0; any mismatch prints what differed and exits 1. With argument "exec": the ULP
+ * missing program), vfork, a crashing child, ECHILD, waitid on a pidfd and on a pid, a failed
+ * execve. Prints "forks R: ok" per rank and exits 0; any mismatch prints what differed and exits 1. With argument "exec": the ULP
  * execs /bin/sh -c 'echo replaced; exit 5' at the end (its status must become 5).
  */
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +89,34 @@ int main(int argc, char **argv)
 	}
 	CHECK(waitpid(p, &st, 0) == p && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV,
 	      "crashing child status %#x", st);
+	/* waitid on a pidfd of one's child, and waitid(P_PID) */
+	p = fork();
+	if (p == 0) {
+		usleep(20000);
+		_exit(21);
+	}
+	{
+		int fd = (int)syscall(SYS_pidfd_open, p, 0);
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		CHECK(fd >= 0 && waitid(P_PIDFD, (id_t)fd, &si, WEXITED) == 0 && si.si_pid == p &&
+			  si.si_code == CLD_EXITED && si.si_status == 21,
+		      "waitid(P_PIDFD): pid %d code %d status %d (%s)", (int)si.si_pid, si.si_code,
+		      si.si_status, strerror(errno));
+		close(fd);
+	}
+	p = fork();
+	if (p == 0)
+		_exit(22);
+	{
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		CHECK(waitid(P_PID, (id_t)p, &si, WEXITED) == 0 && si.si_pid == p &&
+			  si.si_status == 22,
+		      "waitid(P_PID): pid %d status %d", (int)si.si_pid, si.si_status);
+	}
 	/* a failed execve returns its error and the ULP continues */
 	CHECK(execl("/nonexistent-prog", "x", (char *)NULL) == -1 && errno == ENOENT,
 	      "failed execve: %s", strerror(errno));

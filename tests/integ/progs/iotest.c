@@ -14,7 +14,8 @@
  *                               (looked at every 10 ms: a spinner that is preempted lets the
  *                               computation run and end, so it never spins the whole S seconds)
  *   ring DIR N ROUNDS           rank ULP_RANK of N passes a token through FIFOs DIR/0..N-1
- *   eintr                       EINTR of read, pause, nanosleep (rem), poll, select; SA_RESTART
+ *   eintr                       EINTR of read, pause, nanosleep (rem), poll, select, wait4;
+ *                               SA_RESTART of read and wait4
  *   timeouts                    poll/select/epoll/SO_RCVTIMEO time out; O_NONBLOCK reads EAGAIN
  *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
  *   reads N                     N one-byte reads of /dev/zero: microseconds per call
@@ -36,6 +37,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -288,8 +290,10 @@ static void alarm_off(void)
 
 static void expect_eintr(long r, const char *what)
 {
-	if (r != -1 || errno != EINTR || hits < 1)
+	if (r != -1 || errno != EINTR || hits < 1) {
+		printf("%s returned %ld, handler ran %d times\n", what, r, hits);
 		fail("%s did not end with EINTR after the handler", what);
+	}
 	alarm_off();
 	printf("eintr ok %s\n", what);
 }
@@ -302,6 +306,8 @@ static int do_eintr(void)
 	char c;
 	int p[2];
 	struct sigaction old;
+	pid_t kid;
+	int st;
 
 	if (pipe(p))
 		fail("%s", "pipe");
@@ -321,6 +327,23 @@ static int do_eintr(void)
 	FD_SET(p[0], &rd);
 	alarm_in(200, 0, 1); /* select is never restarted, SA_RESTART or not */
 	expect_eintr(select(p[0] + 1, &rd, NULL, NULL, NULL), "select");
+	/* wait4 for a child that outlives the signal: EINTR; with SA_RESTART it waits on */
+	kid = fork();
+	if (kid == 0) {
+		struct timespec t = {1, 0};
+
+		nanosleep(&t, NULL);
+		_exit(7);
+	}
+	if (kid < 0)
+		fail("%s", "fork");
+	alarm_in(200, 0, 0);
+	expect_eintr(waitpid(kid, &st, 0), "wait4");
+	alarm_in(200, 0, 1);
+	if (waitpid(kid, &st, 0) != kid || !WIFEXITED(st) || WEXITSTATUS(st) != 7 || hits < 1)
+		fail("%s", "wait4 with SA_RESTART did not go on to the child's end");
+	alarm_off();
+	printf("eintr ok SA_RESTART wait4\n");
 	/* SA_RESTART: the first signal must not end the read; the second writes a byte. */
 	restart_fd = p[1];
 	alarm_in(100, 100, 1);
