@@ -29,6 +29,24 @@ long cmd_count(const char *tool, const char *opt, const char *s, long max)
 	return v;
 }
 
+void cmd_quantum(const char *tool, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > 10000000) {
+		fprintf(stderr,
+			"%s: --quantum: '%s' is not a number of microseconds from 0 (no "
+			"preemption) to 10000000\n",
+			tool, s);
+		exit(2);
+	}
+	/* The runtime reads it once, when the job's region is created (preempt.c). */
+	setenv("ULP_QUANTUM_US", s, 1);
+}
+
 size_t cmd_partition_size(const char *tool, const char *s)
 {
 	static const char units[] = "kmgt";

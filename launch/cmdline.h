@@ -23,6 +23,9 @@ int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int
 /* A number from 1 to max, or exit 2 with a message naming the option. */
 long cmd_count(const char *tool, const char *opt, const char *s, long max);
 
+/* --quantum US: checked (0..10000000; exit 2 with a message otherwise), then set as
+ * ULP_QUANTUM_US for the runtime. */
+void cmd_quantum(const char *tool, const char *s);
 /* --partition-size: a size with an optional k/m/g/t suffix, a power of two from
  * PVAS_PARTITION_MIN to PVAS_PARTITION_MAX; else exit 2 with a message saying which bound. */
 size_t cmd_partition_size(const char *tool, const char *s);

@@ -26,6 +26,9 @@ static void usage(FILE *f)
 	    "  -n N                  copies of the program (default 1)\n"
 	    "  -w WORKERS            worker threads (default: ULP_WORKERS, else online CPUs)\n"
 	    "  --partition-size SIZE partition size, a power of two >= 128m (default 4g)\n"
+	    "  --quantum US          preempt a ULP that ran US microseconds without yielding or\n"
+	    "                        blocking (default 1000; 0: never; ULP_QUANTUM_US sets it "
+	    "too)\n"
 	    "  -h, --help            this text\n"
 	    "Each ULP gets ULP_RANK (0..total-1) and ULP_SIZE in its environment.\n"
 	    "Exit status: 0 when every ULP exits 0, else the first non-zero status by rank\n"
@@ -37,6 +40,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	static const struct option longopts[] = {
 	    {"help", no_argument, NULL, 'h'},
 	    {"partition-size", required_argument, NULL, 'P'},
+	    {"quantum", required_argument, NULL, 'Q'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct job_opts *o = ctx;
@@ -62,6 +66,11 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 				goto global_only;
 			o->psize = cmd_partition_size("ulpexec", optarg);
 			break;
+		case 'Q':
+			if (!first)
+				goto global_only;
+			cmd_quantum("ulpexec", optarg);
+			break;
 		default:
 			usage(stderr);
 			exit(2);
@@ -74,7 +83,8 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	}
 	return optind;
 global_only:
-	fprintf(stderr, "ulpexec: -w and --partition-size go before the first program\n");
+	fprintf(stderr,
+		"ulpexec: -w, --partition-size and --quantum go before the first program\n");
 	exit(2);
 }
 

@@ -27,6 +27,9 @@ static void usage(FILE *f)
 	    "least 1)\n"
 	    "  --bind CPULIST        pin the workers round robin to these CPUs (e.g. 0-3,6)\n"
 	    "  --partition-size SIZE partition size, a power of two >= 128m (default 4g)\n"
+	    "  --quantum US          preempt a ULP that ran US microseconds without yielding or\n"
+	    "                        blocking (default 1000; 0: never; ULP_QUANTUM_US sets it "
+	    "too)\n"
 	    "  --stats               print a table per ULP at the end: task, switches, CPU time, "
 	    "status\n"
 	    "  --backend NAME        PVAS backend: user or kmod (/dev/pvas); default: kmod when\n"
@@ -54,7 +57,17 @@ static int tasks_given;
 
 static int parse_segment(int argc, char **argv, struct segment *seg, int first, void *ctx)
 {
-	enum { O_PSIZE = 256, O_BIND, O_STATS, O_BACKEND, O_OUTDIR, O_WDIR, O_KEEP, O_PMI };
+	enum {
+		O_PSIZE = 256,
+		O_BIND,
+		O_STATS,
+		O_BACKEND,
+		O_OUTDIR,
+		O_WDIR,
+		O_KEEP,
+		O_PMI,
+		O_QUANTUM
+	};
 	static const struct option longopts[] = {
 	    {"help", no_argument, NULL, 'h'},
 	    {"partition-size", required_argument, NULL, O_PSIZE},
@@ -66,6 +79,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	    {"wdir", required_argument, NULL, O_WDIR},
 	    {"keep-going", no_argument, NULL, O_KEEP},
 	    {"pmi", no_argument, NULL, O_PMI},
+	    {"quantum", required_argument, NULL, O_QUANTUM},
 	    {NULL, 0, NULL, 0},
 	};
 	struct job_opts *o = ctx;
@@ -138,6 +152,9 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 			break;
 		case O_PMI:
 			o->pmi = 1;
+			break;
+		case O_QUANTUM:
+			cmd_quantum("ulpspawn", optarg);
 			break;
 		case O_BACKEND:
 			if (strcmp(optarg, "user") && strcmp(optarg, "kmod")) {

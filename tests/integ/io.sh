@@ -83,6 +83,11 @@ if expect spin 0 env ULP_QUANTUM_US=0 "$X" -w 1 $P compute 5 "$T/hs" : $P spin 2
 	[ "$(sed -n 1p "$T/out")" = "spin done" ] && [ "$(sed -n 2p "$T/out")" = "compute done" ]; then
 	ok "ULP_QUANTUM_US=0 turns preemption off (the spinner keeps its worker)"
 else no "ULP_QUANTUM_US=0 turns preemption off (the spinner keeps its worker)"; fi
+hs
+if expect spin 0 "$S" --quantum 0 -t 1 -w 1 -n 1 $P spin 2 "$T/hs" : -n 1 $P compute 5 "$T/hs" &&
+	[ "$(sed -n 1p "$T/out")" = "spin done" ] && [ "$(sed -n 2p "$T/out")" = "compute done" ]; then
+	ok "ulpspawn --quantum 0 turns preemption off (the spinner keeps its worker)"
+else no "ulpspawn --quantum 0 turns preemption off (the spinner keeps its worker)"; fi
 
 if expect barrier 0 "$X" -w 1 -n 6 $P spinbarrier && [ "$(lines 'spinbarrier ok')" = 6 ] &&
 	expect barrier 0 "$S" -t 1 -w 2 -n 8 $P spinbarrier && [ "$(lines 'spinbarrier ok')" = 8 ]; then

@@ -55,6 +55,15 @@ for tool in "$X" "$S"; do
 	else no "$name: a missing program exits 127 before any rank starts"; fi
 done
 
+# --quantum: microseconds from 0 to 10000000, checked before anything starts.
+if expect quantum-bad 2 "$X" --quantum x /bin/echo STARTED && [ "$(lines STARTED)" = 0 ] &&
+	grep -q "ulpexec: --quantum: 'x' is not a number of microseconds" "$T/out" &&
+	expect quantum-big 2 "$S" --quantum 10000001 -n 1 /bin/echo STARTED &&
+	[ "$(lines STARTED)" = 0 ] && expect quantum-ok 0 "$S" --quantum 500 -n 2 /bin/echo STARTED &&
+	[ "$(lines STARTED)" = 2 ]; then
+	ok "--quantum out of range or not a number is refused before anything starts"
+else no "--quantum out of range or not a number is refused before anything starts"; fi
+
 # --bind names CPUs that must be online; the message lists the online ones.
 online=$(cat /sys/devices/system/cpu/online)
 last=$(echo "$online" | tr ',-' '\n\n' | sort -n | tail -1)
