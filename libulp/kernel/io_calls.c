@@ -371,6 +371,11 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 	return 0;
 }
 
+static int ts_valid(const struct timespec *ts)
+{
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+}
+
 static long long ts_ns(const struct timespec *ts)
 {
 	return (long long)ts->tv_sec * 1000000000 + ts->tv_nsec;
@@ -395,11 +400,10 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 
 	if (nr == SYS_poll && a[2] >= 0)
 		deadline = start + a[2] * 1000000ll;
-	if (tsp) {
-		if (tsp->tv_sec < 0 || tsp->tv_nsec < 0 || tsp->tv_nsec >= 1000000000)
-			return -EINVAL;
+	if (tsp && !ts_valid(tsp))
+		return -EINVAL;
+	if (tsp)
 		deadline = start + ts_ns(tsp);
-	}
 	if (!ulp_io_self() || nfds > MAX_POLL)
 		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	for (;;) {
@@ -449,11 +453,10 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 			return -EINVAL;
 		deadline = start + tv->tv_sec * 1000000000ll + tv->tv_usec * 1000ll;
 	}
-	if (tsp) {
-		if (tsp->tv_sec < 0 || tsp->tv_nsec < 0 || tsp->tv_nsec >= 1000000000)
-			return -EINVAL;
+	if (tsp && !ts_valid(tsp))
+		return -EINVAL;
+	if (tsp)
 		deadline = start + ts_ns(tsp);
-	}
 	if (!ulp_io_self() || nfds > MAX_POLL)
 		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	{
@@ -540,7 +543,7 @@ static long do_sleep(struct ulp_cb *cb, int clk, int flags, const struct timespe
 	long long deadline;
 	unsigned tf = IORING_TIMEOUT_ABS;
 
-	if (req->tv_sec < 0 || req->tv_nsec < 0 || req->tv_nsec >= 1000000000)
+	if (!ts_valid(req))
 		return -EINVAL;
 	switch (clk) {
 	case CLOCK_MONOTONIC:

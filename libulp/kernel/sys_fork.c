@@ -158,6 +158,22 @@ static int pgid_matches(int kid, long want)
 	return g == -want;
 }
 
+/* A pass over the children found none to report (any: some matched): what wait4/waitid return
+ * now, or 1 to look again once wait_kids saw a change. An interrupted wait takes one more look
+ * first, for the child whose end sent the signal (the kernel's wait reports a child that is ready
+ * before a pending signal). */
+static long wait_next(struct ulp_cb *cb, int any, int options, int *intr)
+{
+	if (!any)
+		return -ECHILD;
+	if (*intr)
+		return -EINTR;
+	if (options & WNOHANG)
+		return 0;
+	*intr = wait_kids(cb) < 0;
+	return 1;
+}
+
 /* wait4(pid, status, options, rusage), scoped to the ULP's children. */
 long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 {
@@ -189,15 +205,9 @@ long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 			if (r != 0 && r != -ECHILD)
 				return r;
 		}
-		if (!any)
-			return -ECHILD;
-		/* interrupted: one more look first, for the child whose end sent the signal (the
-		 * kernel's wait4 reports a child that is ready before a pending signal) */
-		if (intr)
-			return -EINTR;
-		if (options & WNOHANG)
-			return 0;
-		intr = wait_kids(cb) < 0;
+		r = wait_next(cb, any, options, &intr);
+		if (r != 1)
+			return r;
 	}
 }
 
@@ -259,15 +269,9 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 				return 0;
 			}
 		}
-		if (!any)
-			return -ECHILD;
-		/* interrupted: one more look first, for the child whose end sent the signal (the
-		 * kernel's wait4 reports a child that is ready before a pending signal) */
-		if (intr)
-			return -EINTR;
-		if (options & WNOHANG)
-			return 0;
-		intr = wait_kids(cb) < 0;
+		r = wait_next(cb, any, options, &intr);
+		if (r != 1)
+			return r;
 	}
 }
 
