@@ -20,7 +20,9 @@ ALL_TARGETS += $(addprefix $(O)/examples/paper/,ulpspawn_sample ulpexec_sample u
 endif
 
 .PHONY: run-demo
-run-demo: $(O)/bin/ulpspawn $(O)/examples/mpi_like/mpi_like_prog $(O)/examples/paper/ulpspawn_sample \
+run-demo: $(O)/bin/ulpspawn $(O)/examples/mpi_like/mpi_like_prog $(O)/examples/mpi/mpi_prog \
+		$(O)/examples/paper/ulpspawn_sample \
 		$(O)/examples/paper/ulpexec_sample $(O)/examples/paper/ulpprogram_sample
 	$(Q)sh mk/demo.sh $(O)
 -include examples/mpi_like/module.mk
+-include examples/mpi/module.mk

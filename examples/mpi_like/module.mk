@@ -4,7 +4,7 @@
 ifeq ($(ARCH),x86_64)
 ML_DIR  := $(O)/examples/mpi_like
 ML_SRC  := examples/mpi_like
-ML_HDRS := $(ML_SRC)/mpi_like.h $(ML_SRC)/ml_self.h include/pvas.h
+ML_HDRS := $(ML_SRC)/mpi_like.h $(ML_SRC)/ml_math.h $(ML_SRC)/ml_self.h include/pvas.h
 ML_PROGS := mpi_like_prog ml_stress
 # MPICH's compiler wrapper by its own name: Debian's plain mpicc may be Open MPI's.
 ML_MPICC ?= $(firstword $(shell command -v mpicc.mpich 2>/dev/null))

@@ -22,11 +22,14 @@ $(MPI_T)/pmi_guest: tests/mpi/pmi_guest.c
 	$(Q)$(CC) -O1 -g -fPIE -pie -o $@ $<
 
 MPI_TEST_PROGS := $(MPI_T)/pmi_procs $(MPI_T)/mpi_check $(MPI_T)/test_pmi $(MPI_T)/pmi_guest \
-	$(O)/bin/ulpspawn
+	$(O)/bin/ulpspawn $(O)/examples/mpi/mpi_prog $(O)/examples/mpi_like/mpi_like_prog
 
 .PHONY: check-mpi
 check-mpi: $(MPI_TEST_PROGS)
 	$(Q)$(RUN_TEST) pmi-unit $(MPI_T)/test_pmi
 	$(Q)ULP_TEST_TIMEOUT=600 $(RUN_TEST) mpi-pmi sh tests/mpi/mpi.sh $(O)
+	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) mpi-prog sh tests/mpi/mpi_prog.sh $(O)
+	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) mpi-netpipe sh tests/mpi/netpipe.sh $(O)
+	$(Q)ULP_TEST_TIMEOUT=1500 $(RUN_TEST) mpi-64 sh tests/mpi/mpi64.sh $(O)
 CHECK_TARGETS += check-mpi
 endif
