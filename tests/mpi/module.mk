@@ -30,6 +30,7 @@ check-mpi: $(MPI_TEST_PROGS)
 	$(Q)ULP_TEST_TIMEOUT=600 $(RUN_TEST) mpi-pmi sh tests/mpi/mpi.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) mpi-prog sh tests/mpi/mpi_prog.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) mpi-netpipe sh tests/mpi/netpipe.sh $(O)
+	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) mpi-kill sh tests/mpi/mpi_kill.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=1500 $(RUN_TEST) mpi-64 sh tests/mpi/mpi64.sh $(O)
 CHECK_TARGETS += check-mpi
 endif
