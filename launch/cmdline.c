@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fallback.h"
 #include "pvas.h"
 
 extern char **environ;
@@ -272,7 +273,7 @@ void cmd_check_map_count(const char *tool, const struct segment *segs, int nsegs
 	if (limit <= 0 || now < 0)
 		return; /* no procfs: nothing to check against */
 	for (i = 0; i < nsegs; i++) {
-		long per = cmd_maps_per_rank(segs[i].path);
+		long per = segs[i].process ? 0 : cmd_maps_per_rank(segs[i].path);
 
 		need += segs[i].n * per;
 		total += segs[i].n;
@@ -349,6 +350,7 @@ int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int
 		argv[end < argc ? end : argc] = NULL; /* ends this segment's argv */
 		segs[n].path = cmd_resolve(segs[n].argv[0]);
 		missing_program(tool, segs[n].argv[0], segs[n].path);
+		segs[n].process = fallback_needed(segs[n].path);
 		n++;
 		at = end; /* at the ':' (now NULL) or at argc */
 	}

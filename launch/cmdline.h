@@ -9,14 +9,16 @@ struct segment {
 	long n;	     /* copies (-n) */
 	char **argv; /* argv[0] = PROG as given; NULL-terminated */
 	char *path;  /* PROG resolved through PATH */
+	int process; /* not PIE (fallback.h): its ranks run as ordinary processes */
 };
 
 /* Options of one segment: parse argv[0..argc) (argv[0] is the tool name), fill seg->n, and
  * return the index of PROG. first: this is the first segment (global options allowed). */
 typedef int (*cmd_parse_fn)(int argc, char **argv, struct segment *seg, int first, void *ctx);
 
-/* Split argv at ':' into at most max segments. Returns their count; exits 2 on bad usage and 127
- * (as a shell does) when a program does not exist, before any rank is started. */
+/* Split argv at ':' into at most max segments, each marked `process` when its program is not a
+ * PIE. Returns their count; exits 2 on bad usage and 127 (as a shell does) when a program does
+ * not exist, before any rank is started. */
 int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int max,
 	      cmd_parse_fn parse, void *ctx);
 
@@ -34,11 +36,11 @@ size_t cmd_partition_size(const char *tool, const char *s);
  * else exit 2 with a message naming the online CPUs. Returns the count (>= 1). */
 unsigned cmd_cpulist(const char *tool, const char *s, int *cpus, unsigned max);
 
-/* Before any rank starts: estimate the memory mappings the job's ranks will add to this process
- * (they share one address space) from each program's ELF headers, and exit 1 naming
- * vm.max_map_count and the command to raise it when /proc/sys/vm/max_map_count minus the mappings
- * already there cannot hold them. A job that would hit the limit fails halfway (mmap returns
- * ENOMEM inside some ULP), so refuse it whole. */
+/* Before any rank starts: estimate the memory mappings the job's ULP ranks will add to this
+ * process (they share one address space; `process` segments do not count) from each program's ELF
+ * headers, and exit 1 naming vm.max_map_count and the command to raise it when
+ * /proc/sys/vm/max_map_count minus the mappings already there cannot hold them. A job that would
+ * hit the limit fails halfway (mmap returns ENOMEM inside some ULP), so refuse it whole. */
 void cmd_check_map_count(const char *tool, const struct segment *segs, int nsegs);
 /* The estimate for one rank of path (also used by the tests). */
 long cmd_maps_per_rank(const char *path);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fallback.h"
 #include "pmi.h"
 #include "pvas.h"
 
@@ -29,8 +30,10 @@ struct stream {
 };
 
 struct rank {
-	int pvid; /* -2: the first ULP of task `task` (pvas_spawn returns the task) */
-	pid_t task;
+	int pvid;    /* -2: the first ULP of task `task` (pvas_spawn returns the task) */
+	pid_t task;  /* for a process rank: its PID */
+	int process; /* its program is not PIE: an ordinary child process (fallback.h) */
+	int pidfd;   /* process rank: readable once it ended; -1 once reaped */
 	int status, ended, by_abort;
 	struct pvas_ulp_stats st;
 	struct stream out, err;
@@ -46,6 +49,7 @@ struct job {
 	int stop_signal;
 	long abort_rank; /* -1: no abort */
 	int ulps_done;
+	long procs_live; /* process ranks not yet reaped */
 	int killed; /* end_job or an abort sent SIGKILL: the SIGKILLed ranks are not failures */
 	struct launch_pmi *pmi; /* --pmi */
 	int *pmi_fd;		/* rank r's PMI_FD: the number its end has in its task */
@@ -264,12 +268,23 @@ static int exit_code(int status)
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
+/* Every task and every process rank still running. */
+static void kill_all(struct job *j)
+{
+	long r;
+
+	pvas_kill(j->pvd, SIGKILL);
+	for (r = 0; r < j->total; r++)
+		if (j->r[r].process && j->r[r].pidfd >= 0)
+			kill(j->r[r].task, SIGKILL); /* not reaped yet: the PID is still its own */
+}
+
 static void end_job(struct job *j, int sig)
 {
 	if (!j->stop_signal)
 		j->stop_signal = sig;
 	j->killed = 1;
-	pvas_kill(j->pvd, SIGKILL);
+	kill_all(j);
 }
 
 /* A rank called MPI_Abort (PMI abort): the job ends with its code, as under mpiexec. */
@@ -284,7 +299,7 @@ static void pmi_abort(void *arg, int rank, int code, const char *msg)
 	j->pmi_abort_rank = rank;
 	j->pmi_abort_code = code;
 	j->killed = 1;
-	pvas_kill(j->pvd, SIGKILL);
+	kill_all(j);
 }
 
 /* A rank closed its PMI connection before finalize: it ended (or closed PMI_FD) inside MPI, and
@@ -301,7 +316,30 @@ static void pmi_lost(void *arg, int rank)
 		j->o->tool, rank);
 	j->pmi_lost_rank = rank;
 	j->killed = 1;
-	pvas_kill(j->pvd, SIGKILL);
+	kill_all(j);
+}
+
+/* Rank x ended with a wait(2)-style status: record it, and end the job when a signal killed it
+ * (unless --keep-going or the job is ending already). */
+static void rank_ended(struct job *j, long x, int status, const struct pvas_ulp_stats *st)
+{
+	j->r[x].ended = 1;
+	j->r[x].status = status;
+	j->r[x].st = *st;
+	if (j->killed) {
+		j->r[x].by_abort = WIFSIGNALED(status);
+		return;
+	}
+	if (WIFSIGNALED(status) && !j->o->keep_going) {
+		j->abort_rank = x;
+		j->killed = 1;
+		fprintf(stderr,
+			"%s: rank %ld (%s, %s %d) %s: ending the job (--keep-going lets the other "
+			"ranks finish)\n",
+			j->o->tool, x, st->path, j->r[x].process ? "process" : "task",
+			(int)st->task, st->how);
+		kill_all(j);
+	}
 }
 
 /* The ULPs that ended since the last call (the event fd was readable). */
@@ -320,24 +358,52 @@ static void collect(struct job *j)
 		if (x < 0)
 			continue; /* a ULP a rank started with pvas_ulp_exec */
 		j->r[x].pvid = pvid;
-		j->r[x].ended = 1;
-		j->r[x].status = status;
-		j->r[x].st = st;
-		if (j->killed) {
-			j->r[x].by_abort = WIFSIGNALED(status);
-			continue;
-		}
-		if (WIFSIGNALED(status) && !j->o->keep_going) {
-			j->abort_rank = x;
-			j->killed = 1;
-			fprintf(
-			    stderr,
-			    "%s: rank %ld (%s, task %d) %s: ending the job (--keep-going lets the "
-			    "other ranks finish)\n",
-			    j->o->tool, x, st.path, (int)st.task, st.how);
-			pvas_kill(j->pvd, SIGKILL);
-		}
+		rank_ended(j, x, status, &st);
 	}
+}
+
+/* Process rank x's pidfd is readable (block: wait for it, the job is being torn down). */
+static void collect_process(struct job *j, long x, int block)
+{
+	struct rank *p = &j->r[x];
+	struct pvas_ulp_stats st;
+	int status;
+	pid_t got;
+
+	do
+		got = waitpid(p->task, &status, block ? 0 : WNOHANG);
+	while (got < 0 && errno == EINTR);
+	if (got == 0)
+		return;
+	if (got < 0) /* cannot happen for our own child; do not wait for it forever */
+		status = 127 << 8;
+	close(p->pidfd);
+	p->pidfd = -1;
+	j->procs_live--;
+	memset(&st, 0, sizeof(st));
+	st.pvid = -1;
+	st.task = p->task;
+	st.ended = 1;
+	st.status = status;
+	snprintf(st.path, sizeof(st.path), "%s", p->st.path);
+	if (WIFSIGNALED(status))
+		snprintf(st.how, sizeof(st.how), "killed by SIG%s",
+			 sigabbrev_np(WTERMSIG(status)) ?: "?");
+	else
+		snprintf(st.how, sizeof(st.how), "exited with status %d", WEXITSTATUS(status));
+	rank_ended(j, x, status, &st);
+}
+
+/* Tear-down after a failure of the loop itself: the job was ended; wait for every rank. */
+static void reap_all(struct job *j)
+{
+	long r;
+
+	while (pvas_wait(j->pvd, -1, NULL) >= 0)
+		;
+	for (r = 0; r < j->total; r++)
+		if (j->r[r].process && j->r[r].pidfd >= 0)
+			collect_process(j, r, 1);
 }
 
 static void signals(struct job *j)
@@ -349,7 +415,8 @@ static void signals(struct job *j)
 }
 
 /* The event loop: until every rank is accounted for and every output pipe is at EOF. */
-/* What entry i of the poll set is: rank r's stdout (0), stderr (1) or PMI connection (2). */
+/* What entry i of the poll set is: rank r's stdout (0), stderr (1), PMI connection (2) or
+ * pidfd (3). */
 struct pollwho {
 	long r;
 	int what;
@@ -360,16 +427,15 @@ struct pollwho {
  * with two -1 entries each were over 20,000), closed ones included. */
 static void loop(struct job *j)
 {
-	struct pollfd *p = calloc((size_t)(2 + 3 * j->total), sizeof(*p));
-	struct pollwho *who = calloc((size_t)(2 + 3 * j->total), sizeof(*who));
+	struct pollfd *p = calloc((size_t)(2 + 4 * j->total), sizeof(*p));
+	struct pollwho *who = calloc((size_t)(2 + 4 * j->total), sizeof(*who));
 	long r;
 	int i;
 
 	if (!p || !who) {
 		fprintf(stderr, "%s: out of memory; ending the job\n", j->o->tool);
 		end_job(j, SIGTERM);
-		while (pvas_wait(j->pvd, -1, NULL) >= 0)
-			;
+		reap_all(j);
 		free(p);
 		free(who);
 		return;
@@ -398,7 +464,13 @@ static void loop(struct job *j)
 			p[n++] = (struct pollfd){launch_pmi_server_fd(j->pmi, (int)r),
 						 launch_pmi_events(j->pmi, (int)r), 0};
 		}
-		if (j->ulps_done && !open)
+		for (r = 0; j->procs_live && r < j->total; r++) {
+			if (!j->r[r].process || j->r[r].pidfd < 0)
+				continue;
+			who[n] = (struct pollwho){r, 3};
+			p[n++] = (struct pollfd){j->r[r].pidfd, POLLIN, 0};
+		}
+		if (j->ulps_done && !open && !j->procs_live)
 			break;
 		if (poll(p, (nfds_t)n, -1) < 0) {
 			if (errno == EINTR)
@@ -406,8 +478,7 @@ static void loop(struct job *j)
 			fprintf(stderr, "%s: poll: %s; ending the job\n", j->o->tool,
 				strerror(errno));
 			end_job(j, SIGTERM);
-			while (pvas_wait(j->pvd, -1, NULL) >= 0)
-				;
+			reap_all(j);
 			break;
 		}
 		if (p[0].revents)
@@ -422,8 +493,10 @@ static void loop(struct job *j)
 				pump(r, &j->r[r].out);
 			else if (who[i].what == 1)
 				pump(r, &j->r[r].err);
-			else
+			else if (who[i].what == 2)
 				launch_pmi_io(j->pmi, (int)r);
+			else
+				collect_process(j, r, 0);
 		}
 	}
 	free(p);
@@ -474,8 +547,8 @@ static int report(struct job *j)
 			continue;
 		}
 		if (r != j->abort_rank)
-			fprintf(stderr, "%s: rank %ld (%s, task %d): %s\n", j->o->tool, r,
-				x->st.path, (int)x->task, x->st.how);
+			fprintf(stderr, "%s: rank %ld (%s, %s %d): %s\n", j->o->tool, r, x->st.path,
+				x->process ? "process" : "task", (int)x->task, x->st.how);
 		if (!status)
 			status = code;
 	}
@@ -533,21 +606,26 @@ static void task_ranks(const struct job *j, long k, long *first, long *last)
 }
 
 /* The connections of task k's ranks, made just before the task: it inherits their ends. */
+static int pmi_open_rank(struct job *j, long r)
+{
+	int rc = launch_pmi_open(j->pmi, (int)r);
+
+	j->pmi_fd[r] = launch_pmi_client_fd(j->pmi, (int)r);
+	if (rc)
+		fprintf(stderr, "%s: rank %ld: PMI connection: %s\n", j->o->tool, r, strerror(-rc));
+	return rc ? -1 : 0;
+}
+
+/* Process ranks open theirs just before they start, and we close it at once: a task made
+ * earlier or later never holds it, so the process's exit is EOF on ours. */
 static int pmi_open_task(struct job *j, long k)
 {
 	long r, first, last;
-	int rc;
 
 	task_ranks(j, k, &first, &last);
-	for (r = first; r < last; r++) {
-		rc = launch_pmi_open(j->pmi, (int)r);
-		j->pmi_fd[r] = launch_pmi_client_fd(j->pmi, (int)r);
-		if (rc) {
-			fprintf(stderr, "%s: rank %ld: PMI connection: %s\n", j->o->tool, r,
-				strerror(-rc));
+	for (r = first; r < last; r++)
+		if (!j->r[r].process && pmi_open_rank(j, r))
 			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -594,7 +672,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	struct pvas_attr pattr = {0};
 	struct pvas_task_attr tattr = {0};
 	int per_rank = o->tag || o->outdir, i, rc, failed_load = 0, status;
-	long r, k, nt;
+	long r, k;
 	sigset_t sigs;
 	pid_t *tasks = NULL;
 
@@ -614,7 +692,31 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	}
 	for (r = 0; r < j.total; r++) {
 		j.r[r].pvid = -1;
+		j.r[r].pidfd = -1;
 		j.r[r].out.fd = j.r[r].err.fd = j.r[r].file_out = j.r[r].file_err = -1;
+	}
+	for (i = 0, r = 0; i < nsegs; r += segs[i++].n) {
+		if (!segs[i].process)
+			continue;
+		if (o->no_fallback) {
+			fprintf(stderr,
+				"%s: %s: not a position-independent executable (ET_EXEC); rebuild "
+				"with -fPIE -pie (--no-fallback: nor run as an ordinary process)\n",
+				o->tool, segs[i].path);
+			status = 126;
+			goto out;
+		}
+		char who[96];
+
+		if (segs[i].n > 1)
+			snprintf(who, sizeof(who), "ranks %ld-%ld run as ordinary processes", r,
+				 r + segs[i].n - 1);
+		else
+			snprintf(who, sizeof(who), "rank %ld runs as an ordinary process", r);
+		fprintf(stderr,
+			"%s: warning: %s is not a position-independent executable (ET_EXEC), so "
+			"it cannot be a ULP: %s (--no-fallback refuses instead)\n",
+			o->tool, segs[i].path, who);
 	}
 	if (o->wdir) {
 		struct stat sb;
@@ -668,12 +770,15 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	tattr.workers = (unsigned)o->workers;
 	tattr.accounting = o->stats;
 	tattr.hold = 1; /* a task must not end before all its ranks are in */
-	/* Ranks in blocks: task k gets ranks [k*total/tasks, (k+1)*total/tasks). */
-	for (nt = 0, r = 0; r < j.total && !failed_load; r++) {
+	/* Ranks in blocks: task k gets ranks [k*total/tasks, (k+1)*total/tasks). A task is made
+	 * by its first ULP rank; one whose ranks are all processes is never made. */
+	for (r = 0; r < j.total && !failed_load; r++) {
 		long seg_first = 0, s = 0, task = r * o->tasks / j.total;
 		char **env;
 		struct segment *sg;
-		int po[2] = {-1, -1}, pe[2] = {-1, -1};
+		int po[2] = {-1, -1}, pe[2] = {-1, -1}, stdio[3] = {-1, -1, -1}, make_task;
+		int new_task = r == 0 || (r - 1) * o->tasks / j.total != task;
+		static int shifted[JOB_MAX_CPUS];
 
 		signals(&j);
 		if (j.stop_signal)
@@ -681,7 +786,12 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		while (r >= seg_first + segs[s].n)
 			seg_first += segs[s++].n;
 		sg = &segs[s];
-		if (task == nt && j.pmi && pmi_open_task(&j, task)) {
+		make_task = !sg->process && !tasks[task];
+		if (new_task && j.pmi && pmi_open_task(&j, task)) {
+			failed_load = 1;
+			break;
+		}
+		if (sg->process && j.pmi && pmi_open_rank(&j, r)) {
 			failed_load = 1;
 			break;
 		}
@@ -693,59 +803,89 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			failed_load = 1;
 			break;
 		}
-		if (task == nt) { /* first rank of a new task */
-			if (o->ncpus) {
-				/* tasks take consecutive runs of the CPU list */
-				static int shifted[JOB_MAX_CPUS];
-				unsigned c;
+		if (o->ncpus && (make_task || sg->process)) {
+			/* tasks take consecutive runs of the CPU list */
+			unsigned c;
 
-				for (c = 0; c < o->ncpus; c++)
-					shifted[c] =
-					    o->cpus[(c + (unsigned)(nt * o->workers)) % o->ncpus];
-				tattr.cpus = shifted;
-				tattr.ncpus = o->ncpus;
+			for (c = 0; c < o->ncpus; c++)
+				shifted[c] =
+				    o->cpus[(c + (unsigned)(task * o->workers)) % o->ncpus];
+			tattr.cpus = shifted;
+			tattr.ncpus = o->ncpus;
+		}
+		if (per_rank && (make_task || sg->process)) {
+			if (o->tag && (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))) {
+				fprintf(stderr, "%s: rank %ld: pipe: %s\n", o->tool, r,
+					strerror(errno));
+				free(env);
+				failed_load = 1;
+				break;
 			}
+			stdio[1] = o->tag ? po[1] : j.r[r].file_out;
+			stdio[2] = o->tag ? pe[1] : j.r[r].file_err;
+		}
+		if (sg->process) {
+			struct fallback_spec fs = {
+			    .path = sg->path,
+			    .argv = sg->argv,
+			    .envp = env,
+			    .stdio = {stdio[0], stdio[1], stdio[2]},
+			    .keep_fd = j.pmi ? j.pmi_fd[r] : -1,
+			    .cpus = o->ncpus ? shifted : NULL,
+			    .ncpus = o->ncpus < o->workers ? o->ncpus : (unsigned)o->workers};
+
+			rc = fallback_start(&fs, &j.r[r].pidfd);
+			if (j.pmi)
+				launch_pmi_close_client(j.pmi, (int)r);
+			if (rc > 0) {
+				j.r[r].process = 1;
+				j.r[r].task = rc;
+				j.procs_live++;
+				snprintf(j.r[r].st.path, sizeof(j.r[r].st.path), "%s", sg->path);
+			} else {
+				fprintf(stderr, "%s: rank %ld: %s: %s\n", o->tool, r, sg->path,
+					strerror(-rc));
+			}
+		} else if (make_task) {
 			if (per_rank) {
 				tattr.redirect = 1;
 				tattr.stdio[0] = -1;
-				if (o->tag && (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))) {
-					fprintf(stderr, "%s: rank %ld: pipe: %s\n", o->tool, r,
-						strerror(errno));
-					failed_load = 1;
-					break;
-				}
-				tattr.stdio[1] = o->tag ? po[1] : j.r[r].file_out;
-				tattr.stdio[2] = o->tag ? pe[1] : j.r[r].file_err;
+				tattr.stdio[1] = stdio[1];
+				tattr.stdio[2] = stdio[2];
 			}
 			rc = pvas_spawn_attr(j.pvd, -1, sg->path, sg->argv, env, &tattr);
 			if (rc > 0)
-				tasks[nt++] = rc;
+				tasks[task] = rc;
 			if (j.pmi) /* the task has its ranks' ends now; later tasks must not */
 				pmi_close_task(&j, task);
-			if (o->tag) {
-				close(po[1]);
-				close(pe[1]);
-				j.r[r].out = (struct stream){
-				    .fd = po[0], .sink = o->outdir ? j.r[r].file_out : 1};
-				j.r[r].err = (struct stream){
-				    .fd = pe[0], .sink = o->outdir ? j.r[r].file_err : 2};
-				fcntl(po[0], F_SETFL, O_NONBLOCK);
-				fcntl(pe[0], F_SETFL, O_NONBLOCK);
-			}
 		} else {
 			rc = pvas_task_exec(j.pvd, tasks[task], -1, sg->path, sg->argv, env);
 		}
+		if (o->tag && po[0] >= 0) {
+			close(po[1]);
+			close(pe[1]);
+			j.r[r].out =
+			    (struct stream){.fd = po[0], .sink = o->outdir ? j.r[r].file_out : 1};
+			j.r[r].err =
+			    (struct stream){.fd = pe[0], .sink = o->outdir ? j.r[r].file_err : 2};
+			fcntl(po[0], F_SETFL, O_NONBLOCK);
+			fcntl(pe[0], F_SETFL, O_NONBLOCK);
+		}
 		free(env);
 		if (rc < 0) {
-			fprintf(stderr, "%s: rank %ld: %s\n", o->tool, r, pvas_errmsg());
+			if (!sg->process)
+				fprintf(stderr, "%s: rank %ld: %s\n", o->tool, r, pvas_errmsg());
 			failed_load = rc == -ENOENT ? 127 : 126;
 			break;
 		}
-		j.r[r].pvid = task == nt - 1 && rc == tasks[task] ? -2 : rc; /* see find_rank */
+		if (sg->process)
+			continue;
+		j.r[r].pvid = make_task && rc == tasks[task] ? -2 : rc; /* see find_rank */
 		j.r[r].task = tasks[task];
 	}
-	for (k = 0; k < nt; k++)
-		pvas_task_release(j.pvd, tasks[k]);
+	for (k = 0; k < o->tasks; k++)
+		if (tasks[k])
+			pvas_task_release(j.pvd, tasks[k]);
 	if (failed_load)
 		end_job(&j, 0); /* never a half-started job */
 
@@ -753,8 +893,9 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	status = report(&j);
 	if (o->stats)
 		print_stats(&j);
-	for (k = 0; k < nt; k++)
-		pvas_task_wait(j.pvd, tasks[k], NULL);
+	for (k = 0; k < o->tasks; k++)
+		if (tasks[k])
+			pvas_task_wait(j.pvd, tasks[k], NULL);
 	pvas_destroy(j.pvd);
 	if (j.stop_signal)
 		status = 128 + j.stop_signal;

@@ -27,6 +27,7 @@ struct job_opts {
 	char **setenv;	    /* NAME=VALUE for every rank (-genv, -x) */
 	int nsetenv;
 	int pmi;		/* --pmi: serve PMI-1 to the ranks (launch/pmi.h) */
+	int no_fallback;	/* refuse non-PIE programs instead of running them as processes */
 	int cpus[JOB_MAX_CPUS]; /* --bind */
 	unsigned ncpus;
 };
@@ -37,7 +38,9 @@ int job_setenv(struct job_opts *o, const char *name, const char *value);
 
 /* Run the job; returns the launcher's exit status: 0 when every rank exited 0, else the first
  * non-zero status by rank (128+signal for a killed rank); 127 when a program is missing and 126
- * when it cannot be run; 128+signal when the launcher got SIGINT/SIGTERM/SIGHUP. */
+ * when it cannot be run (a non-PIE one under no_fallback); 128+signal when the launcher got
+ * SIGINT/SIGTERM/SIGHUP. The ranks of `process` segments run as ordinary child processes
+ * (launch/fallback.h) after one warning line per program. */
 int job_run(struct job_opts *o, struct segment *segs, int nsegs);
 
 #endif

@@ -29,10 +29,13 @@ static void usage(FILE *f)
 	    "  --quantum US          preempt a ULP that ran US microseconds without yielding or\n"
 	    "                        blocking (default 1000; 0: never; ULP_QUANTUM_US sets it "
 	    "too)\n"
+	    "  --no-fallback         refuse a non-PIE program (exit 126) instead of running its\n"
+	    "                        copies as ordinary processes beside the ULPs\n"
 	    "  -h, --help            this text\n"
 	    "Each ULP gets ULP_RANK (0..total-1) and ULP_SIZE in its environment.\n"
 	    "Exit status: 0 when every ULP exits 0, else the first non-zero status by rank\n"
-	    "(128+signal for a killed ULP); each failed ULP is reported on stderr.\n");
+	    "(128+signal for a killed ULP); each failed ULP is reported on stderr.\n"
+	    "127: a program is missing, 126: it cannot run.\n");
 }
 
 static int parse_segment(int argc, char **argv, struct segment *seg, int first, void *ctx)
@@ -41,6 +44,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	    {"help", no_argument, NULL, 'h'},
 	    {"partition-size", required_argument, NULL, 'P'},
 	    {"quantum", required_argument, NULL, 'Q'},
+	    {"no-fallback", no_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct job_opts *o = ctx;
@@ -71,6 +75,11 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 				goto global_only;
 			cmd_quantum("ulpexec", optarg);
 			break;
+		case 'F':
+			if (!first)
+				goto global_only;
+			o->no_fallback = 1;
+			break;
 		default:
 			usage(stderr);
 			exit(2);
@@ -84,7 +93,8 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	return optind;
 global_only:
 	fprintf(stderr,
-		"ulpexec: -w, --partition-size and --quantum go before the first program\n");
+		"ulpexec: -w, --partition-size, --quantum and --no-fallback go before the first "
+		"program\n");
 	exit(2);
 }
 

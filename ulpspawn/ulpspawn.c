@@ -45,6 +45,8 @@ static void usage(FILE *f)
 	    "  --pmi                 serve PMI-1 (PMI_FD...) to the ranks: MPICH programs;\n"
 	    "                        MPI_Abort, or a rank ending before MPI_Finalize, ends the "
 	    "job\n"
+	    "  --no-fallback         refuse a non-PIE program (exit 126) instead of running its\n"
+	    "                        ranks as ordinary processes in the job\n"
 	    "  -h, --help            this text\n"
 	    "Each ULP gets ULP_RANK, ULP_SIZE and ULP_TASK. Exit status: 0 when every rank exits\n"
 	    "0, else the first non-zero status by rank (128+signal for a killed rank, the one "
@@ -66,7 +68,8 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 		O_WDIR,
 		O_KEEP,
 		O_PMI,
-		O_QUANTUM
+		O_QUANTUM,
+		O_NOFB
 	};
 	static const struct option longopts[] = {
 	    {"help", no_argument, NULL, 'h'},
@@ -80,6 +83,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	    {"keep-going", no_argument, NULL, O_KEEP},
 	    {"pmi", no_argument, NULL, O_PMI},
 	    {"quantum", required_argument, NULL, O_QUANTUM},
+	    {"no-fallback", no_argument, NULL, O_NOFB},
 	    {NULL, 0, NULL, 0},
 	};
 	struct job_opts *o = ctx;
@@ -155,6 +159,9 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 			break;
 		case O_QUANTUM:
 			cmd_quantum("ulpspawn", optarg);
+			break;
+		case O_NOFB:
+			o->no_fallback = 1;
 			break;
 		case O_BACKEND:
 			if (strcmp(optarg, "user") && strcmp(optarg, "kmod")) {

@@ -64,7 +64,11 @@ refuse() {
 		ok "refused: $1"
 	else no "refused: $1"; fi
 }
-refuse "ET_EXEC says rebuild with -fPIE -pie" 126 "$P/exec_nopie" "-fPIE -pie"
+# Without --no-fallback an ET_EXEC program runs as a process instead (tests/integ/fallback.sh).
+if expect "ET_EXEC" 126 "$X" --no-fallback "$P/exec_nopie" 0 &&
+	grep -qF -- "$P/exec_nopie" "$T/out" && grep -q -- "-fPIE -pie" "$T/out"; then
+	ok "refused: ET_EXEC under --no-fallback says rebuild with -fPIE -pie"
+else no "refused: ET_EXEC under --no-fallback says rebuild with -fPIE -pie"; fi
 refuse "missing file" 127 "$T/missing" "no such file"
 refuse "garbage file" 126 "$T/garbage" "ELF"
 refuse "no execute permission" 126 "$T/noexec" "permission"

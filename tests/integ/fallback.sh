@@ -1,0 +1,99 @@
+#!/bin/sh
+# Non-PIE programs (ET_EXEC: Debian's python3, gcc, node...) cannot be loaded into a partition;
+# ulpexec and ulpspawn run their ranks as ordinary processes in the job, beside the PIE ranks,
+# with the same rank environment, output handling, exit-status and abort rules, after one
+# warning line; --no-fallback refuses them instead. Usage: tests/integ/fallback.sh BUILD_DIR
+B=${1:-build}
+X="$B/bin/ulpexec"
+S="$B/bin/ulpspawn"
+P="$B/tests/integ"
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+if ! [ -x $PY ] || ! readelf -h $PY 2>/dev/null | grep -q 'Type:.*EXEC'; then
+	skip "fallback: no non-PIE python3 on this machine"
+	finish fallback
+	exit
+fi
+env_py='import os; e = os.environ; print("py", e["ULP_RANK"], e["ULP_SIZE"], e.get("ULP_TASK", "-"), "own-pid" if os.getpid() != os.getppid() else "same")'
+
+# 1. MPMD: 2 python3 ranks as processes beside 3 static-pie and dynamic ULP ranks, labelled.
+if expect mpmd 0 "$S" -l -n 2 $PY -c "$env_py" : -n 2 "$P/guest_check" 0 : \
+	-n 1 "$P/guest_check_dyn" 0 &&
+	grep -qx '\[0\] py 0 5 0 own-pid' "$T/out" && grep -qx '\[1\] py 1 5 1 own-pid' "$T/out" &&
+	[ "$(lines '^\[[234]\] rank [234] ok pvid-set')" = 3 ] &&
+	[ "$(lines 'warning: /usr/bin/python3 is not a position-independent executable (ET_EXEC)')" = 1 ] &&
+	grep -q 'ranks 0-1 run as ordinary processes (--no-fallback refuses instead)' "$T/out" &&
+	[ "$(lines warning)" = 1 ]; then
+	ok "ulpspawn -l: python3 ranks run as processes beside PIE ULP ranks, one warning line"
+else no "ulpspawn -l: python3 ranks run as processes beside PIE ULP ranks, one warning line"; fi
+
+# 2. Same output as the program run alone (a process rank's stdout is the job's).
+prog='import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest(), sum(range(100000)))'
+want=$($PY -c "$prog" "$0")
+if expect same 0 "$X" -n 3 $PY -c "$prog" "$0" : -n 2 /usr/bin/sha256sum "$0" &&
+	[ "$(grep -c "^$want\$" "$T/out")" = 3 ] &&
+	[ "$(grep -c "  $0\$" "$T/out")" = 2 ]; then
+	ok "ulpexec: python3 ranks print what python3 prints alone, beside sha256sum ULPs"
+else no "ulpexec: python3 ranks print what python3 prints alone, beside sha256sum ULPs"; fi
+
+# 3. Exit status: the first non-zero by rank, each failed rank reported.
+if expect status 3 "$X" -n 1 "$P/guest_check" 0 : -n 2 $PY -c 'import sys; sys.exit(3)' &&
+	[ "$(lines 'rank [12] (/usr/bin/python3, process [0-9]*): exited with status 3')" = 2 ]; then
+	ok "a process rank's exit status counts like a ULP's"
+else no "a process rank's exit status counts like a ULP's"; fi
+
+# 4. Job abort: a process rank killed by a signal ends the job (ULP ranks that would sleep a
+#    minute are killed); with --keep-going they finish.
+if expect abort 134 "$S" -n 2 /bin/sleep 60 : -n 1 $PY -c 'import os; os.abort()' &&
+	grep -q 'rank 2 (/usr/bin/python3, process [0-9]*) killed by SIGABRT: ending the job' \
+		"$T/out" && grep -q 'job aborted: rank 2 was killed by signal 6' "$T/out"; then
+	ok "a process rank killed by a signal aborts the job (128+signal)"
+else no "a process rank killed by a signal aborts the job (128+signal)"; fi
+if expect keep 134 "$S" --keep-going -n 2 "$P/guest_check" 0 : -n 1 $PY -c 'import os; os.abort()' &&
+	[ "$(lines 'ok pvid-set')" = 2 ]; then
+	ok "--keep-going: the ULP ranks finish beside a killed process rank"
+else no "--keep-going: the ULP ranks finish beside a killed process rank"; fi
+# ... and a ULP rank killed by a signal ends process ranks too.
+if expect abort-ulp 139 "$S" -n 1 "$P/crash" : -n 1 $PY -c 'import time; time.sleep(60)'; then
+	ok "a ULP rank killed by a signal ends the process ranks too"
+else no "a ULP rank killed by a signal ends the process ranks too"; fi
+
+# 5. --no-fallback: refused before any rank starts, naming the program and the reason.
+for tool in "$X" "$S"; do
+	if expect nofb 126 "$tool" --no-fallback -n 1 /bin/echo STARTED : -n 1 $PY -c 'print(1)' &&
+		grep -q "${tool##*/}: /usr/bin/python3: not a position-independent executable (ET_EXEC); rebuild with -fPIE -pie" "$T/out" &&
+		! grep -q STARTED "$T/out"; then
+		ok "${tool##*/} --no-fallback: a non-PIE program is refused (126), nothing starts"
+	else no "${tool##*/} --no-fallback: a non-PIE program is refused (126), nothing starts"; fi
+done
+
+# 6. --output-filename and -genv reach a process rank as they reach a ULP rank.
+if expect outdir 0 "$S" --output-filename "$T/o" -genv FOO bar -n 1 $PY \
+	-c 'import os, sys; print(os.environ["FOO"]); print("err", file=sys.stderr)' : \
+	-n 1 /bin/sh -c 'echo $FOO' &&
+	[ "$(cat "$T/o/0/stdout")" = bar ] && [ "$(cat "$T/o/0/stderr")" = err ] &&
+	[ "$(cat "$T/o/1/stdout")" = bar ]; then
+	ok "--output-filename and -genv apply to process ranks"
+else no "--output-filename and -genv apply to process ranks"; fi
+
+# 7. A launcher killed with SIGKILL takes its process ranks along, as it takes its PVAS tasks.
+rm -f "$T/pid"
+$PY -c 'pass' # warm the page cache: the handshake below then comes quickly
+PIDF="$T/pid" "$S" -n 1 $PY -c 'import os, time; open(os.environ["PIDF"] + ".tmp", "w").write(str(os.getpid())); os.rename(os.environ["PIDF"] + ".tmp", os.environ["PIDF"]); time.sleep(120)' \
+	: -n 1 /bin/sleep 120 >/dev/null 2>&1 &
+launcher=$!
+i=0
+while ! [ -s "$T/pid" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+pid=$(cat "$T/pid" 2>/dev/null)
+kill -9 $launcher 2>/dev/null
+wait $launcher 2>/dev/null
+i=0
+while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+	ok "a process rank dies with its launcher (SIGKILL)"
+else
+	no "a process rank dies with its launcher (SIGKILL)"
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+fi
+finish fallback
