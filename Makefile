@@ -66,6 +66,7 @@ include libulp/module.mk
 include mk/install.mk
 -include ulpexec/module.mk
 -include ulpspawn/module.mk
+-include ulps/module.mk
 -include examples/module.mk
 -include tests/module.mk
 -include bench/module.mk

@@ -136,6 +136,20 @@ struct pvas_ulp_stats {
 };
 /* Counters of ULP pvid (valid until pvas_wait released it). */
 int pvas_stats(pvd_t pvd, int pvid, struct pvas_ulp_stats *st);
+
+/* What ULP pvid is doing (for tools such as ulps; a snapshot read without locks, possibly one
+ * switch old): one of the values below, or -ESRCH (no ULP there) / -EBADF. For a blocked ULP,
+ * *sysno (may be NULL) gets the number of the system call it waits in, or -1 when it waits in
+ * the runtime itself (a pvas_barrier, a task start). */
+#define PVAS_ULP_LOADING 0 /* loaded, not started yet (or being replaced by execve) */
+#define PVAS_ULP_READY 1   /* waiting for a worker */
+#define PVAS_ULP_RUNNING 2
+#define PVAS_ULP_BLOCKED 3
+#define PVAS_ULP_EXITED 4 /* ended, not waited for yet */
+int pvas_ulp_state(pvd_t pvd, int pvid, int *sysno);
+
+/* The pvid of the ULP that pvas_spawn started task with; -ESRCH: no such task of pvd. */
+int pvas_task_pvid(pvd_t pvd, pid_t task);
 /* pvas_wait that also returns the ended ULP's counters (st may be NULL). */
 int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st);
 

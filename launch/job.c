@@ -13,10 +13,12 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fallback.h"
 #include "pmi.h"
+#include "status.h"
 #include "pvas.h"
 
 #define LINE_MAX_BUF (64 * 1024) /* a longer line is passed on in pieces of this size */
@@ -51,6 +53,8 @@ struct job {
 	int ulps_done;
 	long procs_live; /* process ranks not yet reaped */
 	int killed; /* end_job or an abort sent SIGKILL: the SIGKILLed ranks are not failures */
+	struct status_server *status; /* answers ulps (status.h); NULL: not published */
+	time_t started;
 	struct launch_pmi *pmi; /* --pmi */
 	int *pmi_fd;		/* rank r's PMI_FD: the number its end has in its task */
 	long pmi_abort_rank, pmi_lost_rank; /* -1: none */
@@ -415,8 +419,93 @@ static void signals(struct job *j)
 }
 
 /* The event loop: until every rank is accounted for and every output pipe is at EOF. */
-/* What entry i of the poll set is: rank r's stdout (0), stderr (1), PMI connection (2) or
- * pidfd (3). */
+/* A process rank from /proc: state, the call it waits in, CPU time. */
+static void process_state(pid_t pid, const char **state, char *what, size_t len, uint64_t *cpu_ns)
+{
+	char buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	long nr = -1;
+	FILE *f;
+
+	*state = "running";
+	snprintf(what, len, "-");
+	snprintf(buf, sizeof(buf), "/proc/%d/stat", (int)pid);
+	f = fopen(buf, "r");
+	if (!f)
+		return;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+	 * utime stime */
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", buf, &ut,
+			 &st) != 3)
+		return;
+	*cpu_ns = (ut + st) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+	if (buf[0] == 'Z' || buf[0] == 'X') {
+		*state = "exited";
+		return;
+	}
+	if (buf[0] != 'S' && buf[0] != 'D')
+		return;
+	*state = "blocked";
+	snprintf(buf, sizeof(buf), "/proc/%d/syscall", (int)pid);
+	f = fopen(buf, "r");
+	if (f && fscanf(f, "%ld", &nr) == 1 && status_sysname((int)nr))
+		snprintf(what, len, "%s", status_sysname((int)nr));
+	if (f)
+		fclose(f);
+}
+
+/* The answer to ulps (status.h). */
+static void snapshot(void *arg, FILE *f)
+{
+	static const char *const names[] = {"loading", "ready", "running", "blocked", "exited"};
+	struct job *j = arg;
+	long r;
+
+	fprintf(f, "job %d %s %s %ld %ld %lld %d\n", (int)getpid(), j->o->tool,
+		pvas_backend(j->pvd) == PVAS_BACKEND_KMOD ? "kmod" : "user", j->total, j->o->tasks,
+		(long long)j->started, j->o->stats);
+	for (r = 0; r < j->total; r++) {
+		const struct rank *x = &j->r[r];
+		struct pvas_ulp_stats st = x->st;
+		const char *state = "loading";
+		char what[64] = "-", sw[32] = "-", cpu[32] = "-";
+		int pvid = x->pvid, sysno;
+
+		if (x->ended) {
+			state = "exited";
+			if (WIFSIGNALED(x->status))
+				snprintf(what, sizeof(what), "SIG%s",
+					 sigabbrev_np(WTERMSIG(x->status)) ?: "?");
+			else
+				snprintf(what, sizeof(what), "status=%d", WEXITSTATUS(x->status));
+		} else if (x->process) {
+			st.cpu_ns = 0;
+			process_state(x->task, &state, what, sizeof(what), &st.cpu_ns);
+		} else if (x->task > 0) {
+			int s;
+
+			if (pvid == -2)
+				pvid = pvas_task_pvid(j->pvd, x->task);
+			s = pvas_ulp_state(j->pvd, pvid, &sysno);
+			if (s >= 0 && s < 5 && pvas_stats(j->pvd, pvid, &st) == 0) {
+				state = names[s];
+				if (s == PVAS_ULP_BLOCKED && status_sysname(sysno))
+					snprintf(what, sizeof(what), "%s", status_sysname(sysno));
+			}
+		}
+		if (!x->process && (x->ended || x->task > 0))
+			snprintf(sw, sizeof(sw), "%llu", (unsigned long long)st.switches);
+		if (x->process || j->o->stats)
+			snprintf(cpu, sizeof(cpu), "%llu", (unsigned long long)st.cpu_ns);
+		fprintf(f, "rank %ld %d %d %s %s %s %s %s\n", r, x->process ? -1 : pvid,
+			(int)x->task, state, what, sw, cpu, x->process ? x->st.path : st.path);
+	}
+}
+
+/* What entry i of the poll set is: rank r's stdout (0), stderr (1), PMI connection (2),
+ * pidfd (3), or the status socket or one of its clients (4). */
 struct pollwho {
 	long r;
 	int what;
@@ -427,8 +516,9 @@ struct pollwho {
  * with two -1 entries each were over 20,000), closed ones included. */
 static void loop(struct job *j)
 {
-	struct pollfd *p = calloc((size_t)(2 + 4 * j->total), sizeof(*p));
-	struct pollwho *who = calloc((size_t)(2 + 4 * j->total), sizeof(*who));
+	size_t max = (size_t)(2 + 4 * j->total + 1 + STATUS_MAX_CLIENTS);
+	struct pollfd *p = calloc(max, sizeof(*p));
+	struct pollwho *who = calloc(max, sizeof(*who));
 	long r;
 	int i;
 
@@ -472,6 +562,16 @@ static void loop(struct job *j)
 		}
 		if (j->ulps_done && !open && !j->procs_live)
 			break;
+		if (j->status) {
+			int sfd[1 + STATUS_MAX_CLIENTS], ns, k;
+			short sev[1 + STATUS_MAX_CLIENTS];
+
+			ns = status_pollfds(j->status, sfd, sev, 1 + STATUS_MAX_CLIENTS);
+			for (k = 0; k < ns; k++) {
+				who[n] = (struct pollwho){-1, 4};
+				p[n++] = (struct pollfd){sfd[k], sev[k], 0};
+			}
+		}
 		if (poll(p, (nfds_t)n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -495,8 +595,10 @@ static void loop(struct job *j)
 				pump(r, &j->r[r].err);
 			else if (who[i].what == 2)
 				launch_pmi_io(j->pmi, (int)r);
-			else
+			else if (who[i].what == 3)
 				collect_process(j, r, 0);
+			else
+				status_io(j->status, p[i].fd, snapshot, j);
 		}
 	}
 	free(p);
@@ -760,6 +862,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		goto out;
 	}
 	pvas_event_fd_get(j.pvd, &j.evfd);
+	j.started = time(NULL);
 	if (o->wdir && chdir(o->wdir) != 0) {
 		fprintf(stderr, "%s: --wdir %s: %s\n", o->tool, o->wdir, strerror(errno));
 		pvas_destroy(j.pvd);
@@ -767,6 +870,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		goto out;
 	}
 
+	j.status = status_open(); /* ulps sees the job from now on (answered once in the loop) */
 	tattr.workers = (unsigned)o->workers;
 	tattr.accounting = o->stats;
 	tattr.hold = 1; /* a task must not end before all its ranks are in */
@@ -890,6 +994,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		end_job(&j, 0); /* never a half-started job */
 
 	loop(&j);
+	status_close(j.status);
+	j.status = NULL;
 	status = report(&j);
 	if (o->stats)
 		print_stats(&j);

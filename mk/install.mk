@@ -19,6 +19,7 @@ install-files: all
 		ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libulp.so; }
 	[ ! -f $(O)/bin/ulpexec ] || install -m 755 $(O)/bin/ulpexec $(DESTDIR)$(BINDIR)/
 	[ ! -f $(O)/bin/ulpspawn ] || install -m 755 $(O)/bin/ulpspawn $(DESTDIR)$(BINDIR)/
+	[ ! -f $(O)/bin/ulps ] || install -m 755 $(O)/bin/ulps $(DESTDIR)$(BINDIR)/
 	install -m 644 $(O)/libulp.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	if ls docs/man/*.[0-9] >/dev/null 2>&1; then for m in docs/man/*.[0-9]; do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done; fi
@@ -27,7 +28,7 @@ INSTALL_TARGETS += install-files
 # make lint: the user-space sources in the repository's .clang-format style, cppcheck on them,
 # the layering (lint-layers), and checkpatch/sparse on the kernel module (lint-kmod, kmod/module.mk).
 LINT_SRCS = $(shell git ls-files 'libulp/*.[ch]' 'loader/*.[ch]' 'ulpexec/*.[ch]' \
-	'ulpspawn/*.[ch]' 'launch/*.[ch]' include/ulp.h include/pvas.h 'tests/unit/*.c' 'tests/pvas/*.c' 'tests/mpi/*.c' \
+	'ulpspawn/*.[ch]' 'ulps/*.[ch]' 'launch/*.[ch]' include/ulp.h include/pvas.h 'tests/unit/*.c' 'tests/pvas/*.c' 'tests/mpi/*.c' \
 	tests/check.h 2>/dev/null)
 .PHONY: lint-user
 lint-user:

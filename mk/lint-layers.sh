@@ -31,7 +31,7 @@ rank() {
 	libulp/*.h) echo 1 ;; # libulp/sys.h and the like: over arch, for every layer above it
 	loader/*) echo 6 ;;
 	launch/*) echo 12 ;;
-	ulpexec/* | ulpspawn/*) echo tool ;;
+	ulpexec/* | ulpspawn/* | ulps/*) echo tool ;;
 	*) echo other ;;
 	esac
 }
@@ -47,7 +47,7 @@ folder() {
 
 bad=0
 files=$(git ls-files 'libulp/*.[ch]' 'loader/*.[ch]' 'launch/*.[ch]' 'ulpexec/*.[ch]' \
-	'ulpspawn/*.[ch]' 2>/dev/null)
+	'ulpspawn/*.[ch]' 'ulps/*.[ch]' 2>/dev/null)
 for f in $files; do
 	arch=x86_64
 	case "$f" in libulp/arch/aarch64/* | libulp/arch/sparc64/*) arch=$(echo "$f" | cut -d/ -f3) ;; esac

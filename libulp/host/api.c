@@ -502,6 +502,7 @@ pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
 		close(t->pidfd);
 		t->pidfd = -1;
 	}
+	t->first_pvid = cb->pvid;
 	pv->tasks[pv->ntasks++] = t;
 	pthread_mutex_unlock(&pv->lock);
 	return t->pid;
@@ -518,6 +519,17 @@ static struct pvas_task *find_task(struct pvas *pv, pid_t pid)
 			t = pv->tasks[i];
 	pthread_mutex_unlock(&pv->lock);
 	return t;
+}
+
+int pvas_task_pvid(pvd_t pvd, pid_t task)
+{
+	struct pvas *pv = get(pvd);
+	struct pvas_task *t;
+
+	if (!pv)
+		return -EBADF;
+	t = find_task(pv, task);
+	return t ? t->first_pvid : -ESRCH;
 }
 
 int pvas_task_exec(pvd_t pvd, pid_t task, int pvid, const char *file, char *const argv[],
@@ -674,6 +686,43 @@ pid_t pvas_task_wait(pvd_t pvd, pid_t task, int *status)
 	return task;
 }
 
+/* Plain loads of what the ULP's worker writes with plain stores (task.state, task.in_syscall):
+ * a snapshot that may be a switch old, never a lock or a store on the switch path. */
+int pvas_ulp_state(pvd_t pvd, int pvid, int *sysno)
+{
+	struct pvas *pv = get(pvd);
+	struct ulp_cb *cb;
+	uint32_t in;
+	int s;
+
+	if (sysno)
+		*sysno = -1;
+	if (!pv)
+		return -EBADF;
+	if (pvid < 0 || (unsigned)pvid >= pv->region->nparts)
+		return -ESRCH;
+	s = ulp_proc_find(pv->region, pvid, &cb);
+	if (s < 0 || s == ULP_PROC_CLAIMED)
+		return -ESRCH;
+	if (s == ULP_PROC_ZOMBIE)
+		return PVAS_ULP_EXITED;
+	if (s == ULP_PROC_LOADED || s == ULP_PROC_EXEC)
+		return PVAS_ULP_LOADING;
+	switch (__atomic_load_n(&cb->task.state, __ATOMIC_RELAXED)) {
+	case ULP_RUNNING:
+		return PVAS_ULP_RUNNING;
+	case ULP_BLOCKED:
+		in = __atomic_load_n(&cb->task.in_syscall, __ATOMIC_RELAXED);
+		if (sysno && in)
+			*sysno = (int)in - 1;
+		return PVAS_ULP_BLOCKED;
+	case ULP_EXITED:
+		return PVAS_ULP_EXITED;
+	default:
+		return PVAS_ULP_READY;
+	}
+}
+
 int pvas_stats(pvd_t pvd, int pvid, struct pvas_ulp_stats *st)
 {
 	struct pvas *pv = get(pvd);
@@ -688,11 +737,19 @@ int pvas_stats(pvd_t pvd, int pvid, struct pvas_ulp_stats *st)
 
 static void fill_stats(struct ulp_cb *cb, int pvid, struct pvas_ulp_stats *st)
 {
+	uint64_t start;
+
 	memset(st, 0, sizeof(*st));
 	st->pvid = pvid;
 	st->task = ((struct pvas_task *)ulp_proc_task(cb))->pid;
 	st->switches = cb->task.switches;
 	st->cpu_ns = cb->task.cpu_ns;
+	/* cpu_ns grows at each switch away (with accounting): a ULP that runs now, maybe for
+	 * long without a switch, has also run since run_start_ns. */
+	start = __atomic_load_n(&cb->task.run_start_ns, __ATOMIC_RELAXED);
+	if (start && __atomic_load_n(&cb->task.state, __ATOMIC_RELAXED) == ULP_RUNNING &&
+	    ulp_now_ns() > start)
+		st->cpu_ns += ulp_now_ns() - start;
 	st->ended = ulp_proc_state(cb->region, pvid) == ULP_PROC_ZOMBIE;
 	st->status = st->ended ? wait_status(cb) : 0;
 	if (st->ended)

@@ -19,10 +19,11 @@ struct pvas_task {
 	struct ulp_runtime rt;
 	struct pvas *pv;
 	pid_t pid, manager_pid;
-	int pidfd;  /* readable once the task has ended: in the event loop's epoll set; -1 */
-	int alive;  /* not reaped yet */
-	int held;   /* spawned with attr.hold and not released */
-	int status; /* wait(2) status once reaped */
+	int pidfd;	/* readable once the task has ended: in the event loop's epoll set; -1 */
+	int alive;	/* not reaped yet */
+	int held;	/* spawned with attr.hold and not released */
+	int status;	/* wait(2) status once reaped */
+	int first_pvid; /* the ULP it was spawned with (pvas_task_pvid) */
 	unsigned next_worker;
 	int cpus[PVAS_TASK_MAX_WORKERS];
 	unsigned ncpus;

@@ -56,6 +56,7 @@ static void fix_altstack(ucontext_t *uc)
 static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 {
 	struct ulp_cb *cb = ulp_current_cb();
+	struct ulp_task *self;
 	struct ulp_sys call;
 	ulp_sys_fn fn;
 
@@ -78,10 +79,13 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 	ulp_arch_trap_args(ucv, call.a);
 	/* The filter traps only numbers with a handler; anything else would be a filter bug. */
 	fn = (unsigned long)call.nr < ULP_SYS_NR_MAX ? ulp_sys_table[call.nr] : NULL;
+	self = ulp_worker_self()->cur; /* the same task after the call, maybe on another worker */
+	self->in_syscall = (uint32_t)call.nr + 1; /* a plain store: what a parked call waits in */
 	if (ulp_sys_in_child()) /* a fork child of the ULP: a process of its own (sys_fork.c) */
 		ulp_arch_trap_set_ret(ucv, ulp_sys_child(cb, &call));
 	else
 		ulp_arch_trap_set_ret(ucv, fn ? fn(cb, &call) : -ENOSYS);
+	self->in_syscall = 0;
 	fix_altstack(ucv);
 	/* The thread may have to end (its ULP is dying) or take a signal sent to it. */
 	ulp_tg_trap_return(cb, ucv);

@@ -64,6 +64,9 @@ struct ulp_task {
 	size_t stack_size;
 	uint64_t cpu_ns; /* time spent running (when accounting is on) */
 	uint64_t run_start_ns;
+	/* 1 + the number of the trapped system call the task is in, 0: none (the syscall trap
+	 * writes it; informative, for tools such as ulps: what a blocked ULP waits in) */
+	uint32_t in_syscall;
 	const void *san_lo; /* stack bounds for the ASan build's fiber annotations */
 	size_t san_size;
 };

@@ -47,9 +47,10 @@ $(INTEG)/futex_ops_dyn: tests/integ/progs/futex_ops.c
 ALL_TARGETS += $(INTEG_PROGS) $(THREAD_PROGS)
 
 .PHONY: check-integ
-check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $(O)/examples/paper/ulpspawn_sample
+check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $(O)/bin/ulps $(O)/examples/paper/ulpspawn_sample
 	$(Q)$(RUN_TEST) integ-ulpexec sh tests/integ/ulpexec.sh $(O)
 	$(Q)$(RUN_TEST) integ-fallback sh tests/integ/fallback.sh $(O)
+	$(Q)$(RUN_TEST) integ-ulps sh tests/integ/ulps.sh $(O)
 	$(Q)$(RUN_TEST) integ-ulpspawn sh tests/integ/ulpspawn.sh $(O)
 	$(Q)$(RUN_TEST) integ-options sh tests/integ/options.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) integ-maps sh tests/integ/maps.sh $(O)
