@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -372,10 +373,12 @@ static void collect_process(struct job *j, long x, int block)
 	struct rank *p = &j->r[x];
 	struct pvas_ulp_stats st;
 	int status;
+	struct rusage ru;
 	pid_t got;
 
+	memset(&ru, 0, sizeof(ru));
 	do
-		got = waitpid(p->task, &status, block ? 0 : WNOHANG);
+		got = wait4(p->task, &status, block ? 0 : WNOHANG, &ru);
 	while (got < 0 && errno == EINTR);
 	if (got == 0)
 		return;
@@ -389,6 +392,8 @@ static void collect_process(struct job *j, long x, int block)
 	st.task = p->task;
 	st.ended = 1;
 	st.status = status;
+	st.cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+		    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
 	snprintf(st.path, sizeof(st.path), "%s", p->st.path);
 	if (WIFSIGNALED(status))
 		snprintf(st.how, sizeof(st.how), "killed by SIG%s",
@@ -493,6 +498,8 @@ static void snapshot(void *arg, FILE *f)
 				state = names[s];
 				if (s == PVAS_ULP_BLOCKED && status_sysname(sysno))
 					snprintf(what, sizeof(what), "%s", status_sysname(sysno));
+				else if (s == PVAS_ULP_BLOCKED && sysno >= 0)
+					snprintf(what, sizeof(what), "syscall_%d", sysno);
 			}
 		}
 		if (!x->process && (x->ended || x->task > 0))

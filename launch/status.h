@@ -16,7 +16,8 @@
  *   job PID TOOL BACKEND RANKS TASKS STARTED_UNIX_S ACCOUNTING
  *   rank RANK PVID PID STATE WHAT SWITCHES CPU_NS PATH
  * STATE: loading, ready, running, blocked, exited, or for a process rank running/blocked/exited;
- * WHAT: for blocked, the system call ("nanosleep") or "-"; for exited, "status=N" or the signal
+ * WHAT: for blocked, the system call ("nanosleep", "syscall_N" for one without a name here) or "-";
+ * for exited, "status=N" or the signal
  * ("SIGSEGV"); else "-". PVID is -1 for a process rank; SWITCHES and CPU_NS are "-" where not
  * measured (CPU time per ULP needs accounting: ulpspawn --stats).
  */
