@@ -485,7 +485,7 @@ static void snapshot(void *arg, FILE *f)
 					 sigabbrev_np(WTERMSIG(x->status)) ?: "?");
 			else
 				snprintf(what, sizeof(what), "status=%d", WEXITSTATUS(x->status));
-		} else if (x->process) {
+		} else if (x->process && x->task > 0) {
 			st.cpu_ns = 0;
 			process_state(x->task, &state, what, sizeof(what), &st.cpu_ns);
 		} else if (x->task > 0) {
@@ -805,6 +805,10 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		j.r[r].out.fd = j.r[r].err.fd = j.r[r].file_out = j.r[r].file_err = -1;
 	}
 	for (i = 0, r = 0; i < nsegs; r += segs[i++].n) {
+		long k;
+
+		for (k = r; k < r + segs[i].n; k++)
+			j.r[k].process = segs[i].process;
 		if (!segs[i].process)
 			continue;
 		if (o->no_fallback) {
@@ -949,7 +953,6 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			if (j.pmi)
 				launch_pmi_close_client(j.pmi, (int)r);
 			if (rc > 0) {
-				j.r[r].process = 1;
 				j.r[r].task = rc;
 				j.procs_live++;
 				snprintf(j.r[r].st.path, sizeof(j.r[r].st.path), "%s", sg->path);

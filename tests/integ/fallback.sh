@@ -77,7 +77,19 @@ if expect outdir 0 "$S" --output-filename "$T/o" -genv FOO bar -n 1 $PY \
 	ok "--output-filename and -genv apply to process ranks"
 else no "--output-filename and -genv apply to process ranks"; fi
 
-# 7. A launcher killed with SIGKILL takes its process ranks along, as it takes its PVAS tasks.
+# 7. --pmi: process ranks get their PMI connection (PMI_FD kept open across exec) and are served
+#    beside ULP ranks; one ending before finalize ends the job.
+if expect pmi 0 "$S" --pmi -t 2 -n 2 "$B/tests/mpi/pmi_guest" : -n 2 "$P/pmi_guest_nopie" &&
+	grep -qx "rank 0 app 0 next=v1" "$T/out" && grep -qx "rank 1 app 0 next=v4" "$T/out" &&
+	grep -qx "rank 2 app 1 next=v9" "$T/out" && grep -qx "rank 3 app 1 next=v0" "$T/out"; then
+	ok "--pmi: non-PIE PMI clients as process ranks beside ULP ranks"
+else no "--pmi: non-PIE PMI clients as process ranks beside ULP ranks"; fi
+if expect pmi-die 3 "$S" --pmi -n 1 "$B/tests/mpi/pmi_guest" : -n 2 "$P/pmi_guest_nopie" die &&
+	grep -q "rank 1 ended before MPI_Finalize" "$T/out"; then
+	ok "--pmi: a process rank ending before finalize ends the job"
+else no "--pmi: a process rank ending before finalize ends the job"; fi
+
+# 8. A launcher killed with SIGKILL takes its process ranks along, as it takes its PVAS tasks.
 rm -f "$T/pid"
 $PY -c 'pass' # warm the page cache: the handshake below then comes quickly
 PIDF="$T/pid" "$S" -n 1 $PY -c 'import os, time; open(os.environ["PIDF"] + ".tmp", "w").write(str(os.getpid())); os.rename(os.environ["PIDF"] + ".tmp", os.environ["PIDF"]); time.sleep(120)' \

@@ -3,6 +3,7 @@ ifeq ($(ARCH),x86_64)
 INTEG := $(O)/tests/integ
 INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx \
 	$(INTEG)/guest_cxx_dyn $(INTEG)/crash $(INTEG)/pingpong $(INTEG)/exec_nopie $(INTEG)/share $(INTEG)/probe \
+	$(INTEG)/pmi_guest_nopie $(O)/tests/mpi/pmi_guest \
 	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn $(INTEG)/iotest
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn
@@ -19,6 +20,10 @@ $(INTEG)/guest_cxx: tests/integ/progs/guest_cxx.cpp
 $(INTEG)/guest_cxx_dyn: tests/integ/progs/guest_cxx.cpp
 	@mkdir -p $(dir $@)
 	$(Q)$(CXX) -O1 -g -fPIE -pie -o $@ $<
+# The PMI client of tests/mpi linked non-PIE: ranks that run as processes under --pmi (fallback.sh).
+$(INTEG)/pmi_guest_nopie: tests/mpi/pmi_guest.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -fno-pie -no-pie -o $@ $<
 $(INTEG)/exec_nopie: tests/integ/progs/crash.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -Iinclude -fno-pie -no-pie -static -o $@ $^
