@@ -2,9 +2,12 @@
 /* The launcher's status socket for `ulps` (status.h). */
 #include "status.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -46,6 +49,28 @@ static int safe_dir(const char *d)
 	return !(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX);
 }
 
+/* Names of launchers that died without removing theirs (SIGKILL): their PID is gone. ulps
+ * removes such names too, on a refused connect; this keeps the folder small without it. */
+static void sweep(const char *d)
+{
+	DIR *dir = opendir(d);
+	struct dirent *e;
+
+	if (!dir)
+		return;
+	while ((e = readdir(dir)) != NULL) {
+		char *end, path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || *end || pid > INT_MAX ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", d, e->d_name) < (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(dir);
+}
+
 struct status_server *status_open(void)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -55,6 +80,7 @@ struct status_server *status_open(void)
 
 	if (!safe_dir(d))
 		return NULL;
+	sweep(d);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;

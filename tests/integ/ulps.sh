@@ -79,6 +79,12 @@ if expect ended 0 "$X" -n 2 /bin/true && ! ls "$ULP_JOBS_DIR" | grep -q .; then
 	ok "a job that ends removes its name"
 else no "a job that ends removes its name"; fi
 
+# A name left by a launcher that died (its PID is gone) is removed by the next launcher.
+: >"$ULP_JOBS_DIR/2147483000"
+if expect sweep 0 "$X" -n 1 /bin/true && ! [ -e "$ULP_JOBS_DIR/2147483000" ]; then
+	ok "a new job removes the names of dead launchers"
+else no "a new job removes the names of dead launchers"; fi
+
 if expect bad-pid 2 "$U" x1 && grep -q "'x1' is not a PID" "$T/out"; then
 	ok "ulps: a bad PID argument is refused"
 else no "ulps: a bad PID argument is refused"; fi
