@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * How a running job tells `ulps` about its ranks. Each launcher listens on a Unix socket named
- * after its PID in ULP_JOBS_DIR (default /dev/shm/ulp-jobs, a sticky world-writable folder like
- * /tmp) and, in its event loop, answers each connection with a text snapshot of its ranks, then
+ * after its PID in ULP_JOBS_DIR (default /tmp/ulp-jobs, a sticky world-writable folder like
+ * /tmp; not in /dev/shm, where MPI libraries' segments are and are checked for leftovers) and,
+ * in its event loop, answers each connection with a text snapshot of its ranks, then
  * closes it. Chosen over a shared-memory page that the runtime keeps up to date because:
  * - nothing is written anywhere while nobody asks: the counters a snapshot reads (state,
  *   switches, CPU time) are the ones the scheduler keeps anyway, with plain stores; the switch
@@ -28,7 +29,7 @@
 #include <sys/types.h>
 
 #define STATUS_DIR_ENV "ULP_JOBS_DIR"
-#define STATUS_DIR_DEFAULT "/dev/shm/ulp-jobs"
+#define STATUS_DIR_DEFAULT "/tmp/ulp-jobs"
 #define STATUS_MAX_CLIENTS 16
 
 /* The folder of the sockets. */
