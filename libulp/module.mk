@@ -23,6 +23,8 @@ ifeq ($(SAN),1)
 # __asan_handle_no_return before each noreturn call (ending a ULP), and that reads the thread's
 # TLS: a fault, then the fault handler faults again. UBSan only reads TLS to report (and stop).
 $(filter $(O)/libulp/kernel/%,$(LIBULP_PVAS_OBJS)): SANFLAGS += -fno-sanitize=address
+# The fast-call entry's C side runs in a ULP's call, with its TLS loaded, like the trap.
+$(O)/libulp/arch/x86_64/fastcall.o: SANFLAGS += -fno-sanitize=address
 endif
 
 $(O)/libulp.a: $(LIBULP_CORE_OBJS) $(LIBULP_PVAS_OBJS) $(LOADER_OBJS)

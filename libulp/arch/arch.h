@@ -73,6 +73,25 @@ void ulp_arch_regs_resume(const struct ulp_arch_regs *r) __attribute__((noreturn
 unsigned long *ulp_arch_trap_sigmask(void *uc);
 
 /*
+ * Fast system calls (x86_64 only so far: fastcall.c says how a site is verified and rewritten).
+ * The hook is the kernel layer's: given the context a trap would have carried and the call
+ * number, it emulates the call (result in the context's return register) and returns 0, or returns
+ * 1 and the call is made for real, where the seccomp trap sees it.
+ */
+#define ULP_FAST_SLOT 128 /* bytes of one site's trampoline, a power of two */
+typedef int (*ulp_arch_fast_hook)(void *uc, long nr);
+/* 0, or -ENOTSUP where the CPU cannot (no XSAVE enabled). */
+int ulp_arch_fast_init(ulp_arch_fast_hook hook);
+/* Rewrite the site whose syscall instruction ends at pc (lo, hi: the partition holding it) to go
+ * through the trampoline written at slot (writable, ULP_FAST_SLOT bytes, within 2 GiB of pc).
+ * 0, or -errno: the site was left as it was. */
+int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot);
+/* For tests: bounds of the function holding site (its object's .eh_frame_hdr), and whether
+ * decoding [lo, hi) ends at hi with boundaries at want[0..n) (sorted). 0 or -1. */
+int ulp_arch_fast_func(uintptr_t lo, uintptr_t hi, uintptr_t site, uintptr_t *flo, uintptr_t *fhi);
+int ulp_arch_fast_walk(uintptr_t lo, uintptr_t hi, const uintptr_t *want, unsigned n);
+
+/*
  * Provided inline by arch_impl.h:
  *   uintptr_t ulp_arch_tls_get(void);      the TLS register (fs base, tpidr_el0, %g7)
  *   void ulp_arch_tls_set(uintptr_t v);

@@ -49,6 +49,16 @@ typedef ulp_sys_handler *ulp_sys_fn;
 /* Indexed by syscall number; NULL: not trapped (runs natively). */
 extern const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX];
 
+/* Run the handler of call nr for cb with the trap context uc, as the SIGSYS handler does (result
+ * in uc's return register, then the thread's pending signals). trap.c. */
+void ulp_trap_call(struct ulp_cb *cb, long nr, void *uc);
+
+/* Fast path (fastcall.c): read ULP_FASTCALL and set up, once, before any ULP runs; a trap of call
+ * nr at the site in uc (may rewrite that site); a ULP's rt_sigprocmask (how, the new set). */
+void ulp_fast_init(void);
+void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc);
+void ulp_fast_sigmask(long how, const unsigned long *set);
+
 /* End the ULP: exit status (low 8 bits) or the signal that killed it. Never returns. */
 void ulp_sys_end(struct ulp_cb *cb, int status, int sig) __attribute__((noreturn));
 /* End the calling kernel process (a fork child of a ULP) by sig, or with status. */

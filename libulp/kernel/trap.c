@@ -56,9 +56,6 @@ static void fix_altstack(ucontext_t *uc)
 static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 {
 	struct ulp_cb *cb = ulp_current_cb();
-	struct ulp_task *self;
-	struct ulp_sys call;
-	ulp_sys_fn fn;
 
 	if (si->si_code != SYS_SECCOMP) {
 		/* Not a trap: a kick from another thread of a ULP to this worker (exit_group,
@@ -74,7 +71,17 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 		ulp_arch_syscall(SYS_write, 2, (long)msg, sizeof(msg) - 1, 0, 0, 0);
 		ulp_arch_syscall(SYS_exit_group, 134, 0, 0, 0, 0, 0);
 	}
-	call.nr = si->si_syscall;
+	ulp_fast_trapped(cb, si->si_syscall, ucv);
+	ulp_trap_call(cb, si->si_syscall, ucv);
+}
+
+void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
+{
+	struct ulp_task *self;
+	struct ulp_sys call;
+	ulp_sys_fn fn;
+
+	call.nr = nr;
 	call.uc = ucv;
 	ulp_arch_trap_args(ucv, call.a);
 	/* The filter traps only numbers with a handler; anything else would be a filter bug. */
@@ -86,6 +93,9 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 	else
 		ulp_arch_trap_set_ret(ucv, fn ? fn(cb, &call) : -ENOSYS);
 	self->in_syscall = 0;
+	/* A mask that the fast path could not carry (fastcall.c). */
+	if (nr == SYS_rt_sigprocmask && call.a[1] && call.a[3] == ULP_KSIGSET_SIZE)
+		ulp_fast_sigmask(call.a[0], (const unsigned long *)call.a[1]);
 	fix_altstack(ucv);
 	/* The thread may have to end (its ULP is dying) or take a signal sent to it. */
 	ulp_tg_trap_return(cb, ucv);
@@ -216,6 +226,7 @@ int ulp_trap_install(struct pvas_region *r)
 	rc = install_filter(r);
 	if (rc)
 		return rc;
+	ulp_fast_init();
 	trap_base = r->base;
 	trap_size = r->size;
 	return 0;

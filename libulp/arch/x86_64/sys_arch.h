@@ -23,6 +23,9 @@
 	[SYS_epoll_wait] = ulp_sys_io_block, [SYS_pause] = ulp_sys_io_block,                       \
 	[SYS_open] = ulp_sys_io_block
 
+/* Calls only x86_64 has whose sites may be rewritten (libulp/kernel/fastcall.c). */
+#define ULP_ARCH_SYS_FAST SYS_poll, SYS_select, SYS_epoll_wait
+
 /* Their handlers (sys_arch.c), declared by syscall.h. */
 #define ULP_ARCH_SYS_HANDLERS ulp_sys_arch_prctl
 

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fast system calls: the calls of a ULP that reach the runtime without a signal (docs/syscalls.md,
+ * "Fast path"). The first time a syscall site traps for one of the calls below, the trap handler
+ * asks the architecture to rewrite that site into a jump to a trampoline (libulp/arch/x86_64/
+ * fastcall.c: what is verified, and how); from then on the site calls fast_hook, which runs the
+ * same handler the trap would have run, with a context built like the trap's. Sites that cannot
+ * be rewritten keep trapping; ULP_FASTCALL=0 turns the rewriting off.
+ *
+ * The trampolines live in the last pages of the ULP's control block area, which only the runtime
+ * maps and the program cannot unmap (sys_mem.c keeps it out of the ULP's range): one header page,
+ * read-write, and FAST_NSLOTS slots in read-only executable pages.
+ *
+ * A site is rewritten only while its ULP has one thread: the thread rewriting it is in the trap
+ * handler, so no thread can be executing the bytes being changed. Sites first used later keep
+ * trapping.
+ */
+#include "proc.h"
+#include "sys.h"
+#include "syscall.h"
+#include "uthread.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#define FAST_AREA (16 * 1024) /* at the top of the control block area */
+#define FAST_PAGE 4096
+#define FAST_NSLOTS ((FAST_AREA - FAST_PAGE) / ULP_FAST_SLOT)
+#define FAST_NREFUSED ((FAST_PAGE - 8) / sizeof(uintptr_t))
+
+_Static_assert(sizeof(struct ulp_cb) <= ULP_CB_SIZE - FAST_AREA,
+	       "the control block leaves room for the trampolines");
+
+struct fast_area {
+	uint32_t used;			  /* slots taken */
+	uint32_t nrefused;		  /* sites that could not be rewritten */
+	uintptr_t refused[FAST_NREFUSED]; /* their pcs, not tried again */
+};
+
+_Static_assert(sizeof(struct fast_area) <= FAST_PAGE, "one header page");
+
+/* 1: sites are rewritten. Set once, before any ULP runs. */
+static int fast_on;
+/* Some ULP blocked signals: the fast path would not carry its mask (the trap's signal frame does),
+ * so every call traps again. Sticky: masks are per kernel thread and ULPs move between them. */
+static _Atomic int fast_masked;
+
+/* The calls whose sites are rewritten: their handlers use nothing of the context but the
+ * arguments, the mask (none blocked, see fast_masked) and the registers a ULP's signal handler may
+ * look at. fork, clone, exec, exit and the signal calls keep the trap's real signal frame. */
+static const short fast_nrs[] = {
+    SYS_sched_yield, SYS_futex,		  SYS_read,	SYS_write,	   SYS_readv,
+    SYS_writev,	     SYS_pread64,	  SYS_pwrite64, SYS_recvfrom,	   SYS_sendto,
+    SYS_recvmsg,     SYS_sendmsg,	  SYS_ppoll,	SYS_pselect6,	   SYS_epoll_pwait,
+    SYS_nanosleep,   SYS_clock_nanosleep, SYS_close,	ULP_ARCH_SYS_FAST,
+};
+static uint64_t fast_set[(ULP_SYS_NR_MAX + 63) / 64];
+
+static int fast_nr(long nr)
+{
+	return (unsigned long)nr < ULP_SYS_NR_MAX && (fast_set[nr / 64] >> (nr % 64) & 1);
+}
+
+static struct fast_area *area_of(struct ulp_cb *cb)
+{
+	return (struct fast_area *)(cb->part_lo + ULP_CB_SIZE - FAST_AREA);
+}
+
+/* Called by a trampoline (through the arch entry) with the context of the call. */
+static int fast_hook(void *uc, long nr)
+{
+	struct ulp_cb *cb = ulp_current_cb();
+
+	if (!cb || cb->magic != ULP_CB_MAGIC || !fast_nr(nr) ||
+	    atomic_load_explicit(&fast_masked, memory_order_relaxed) || ulp_sys_in_child())
+		return 1;
+	ulp_trap_call(cb, nr, uc);
+	return 0;
+}
+
+void ulp_fast_init(void)
+{
+	const char *e = getenv("ULP_FASTCALL");
+	unsigned i;
+
+	if (e && !strcmp(e, "0"))
+		return;
+	for (i = 0; i < sizeof(fast_nrs) / sizeof(fast_nrs[0]); i++)
+		if (ulp_sys_table[fast_nrs[i]]) /* only calls the trap emulates */
+			fast_set[fast_nrs[i] / 64] |= 1ull << (fast_nrs[i] % 64);
+	fast_on = ulp_arch_fast_init(fast_hook) == 0;
+}
+
+void ulp_fast_sigmask(long how, const unsigned long *set)
+{
+	if (set && (how == SIG_BLOCK || how == SIG_SETMASK) && (*set & ~ULP_RT_SIGMASK))
+		atomic_store(&fast_masked, 1);
+}
+
+void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
+{
+	struct fast_area *a;
+	uintptr_t pc, slot, page;
+	unsigned i;
+	int rc;
+
+	if (!fast_on || !fast_nr(nr) || atomic_load_explicit(&fast_masked, memory_order_relaxed))
+		return;
+	if (ulp_sys_in_child() || (cb->tg && cb->tg->nlive > 1))
+		return;
+	pc = ulp_arch_trap_pc(uc);
+	a = area_of(cb);
+	/* a trampoline's own syscall (a call it does not emulate), or not the ULP's code */
+	if (pc < cb->part_lo + ULP_CB_SIZE || pc >= cb->part_hi)
+		return;
+	if (a->used >= FAST_NSLOTS || a->nrefused >= FAST_NREFUSED)
+		return;
+	for (i = 0; i < a->nrefused; i++)
+		if (a->refused[i] == pc)
+			return;
+	slot = (uintptr_t)a + FAST_PAGE + (uintptr_t)a->used * ULP_FAST_SLOT;
+	page = slot & ~(uintptr_t)(FAST_PAGE - 1);
+	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_WRITE, 0, 0, 0);
+	rc = ulp_arch_fast_patch(pc, cb->part_lo + ULP_CB_SIZE, cb->part_hi, slot);
+	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_EXEC, 0, 0, 0);
+	if (rc)
+		a->refused[a->nrefused++] = pc;
+	else
+		a->used++;
+}

@@ -1,0 +1,165 @@
+/*
+ * Fast-path probe (tests/integ/fastcall.sh). Runs the same calls through sites the runtime may
+ * rewrite (libc's write and sched_yield, and an asm `mov $NR,%eax; syscall` here) and through a
+ * site it cannot (`mov %ecx,%eax; syscall`), and prints what it sees: the results, whether the
+ * registers the kernel ABI keeps survived, whether each site is rewritten in memory, and how many
+ * bytes of its own text differ from its ELF file (a program that checks its own code).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+/* A site the fast path may take: mov $NR,%eax right before syscall. Checks every register but
+ * rax, rcx, r11 (and the flags the asm clobbers) around it, and xmm0. */
+__attribute__((noinline)) static long yield_site(int *kept)
+{
+	long rax, bx = 0x1111, dx = 0x2222, si = 0x3333, di = 0x4444, r8 = 0x5555, r9 = 0x6666,
+		  r10 = 0x7777, r12 = 0x8888, r13 = 0x9999, r14 = 0xaaaa, r15 = 0xbbbb;
+	double x = 1.25;
+
+	__asm__ volatile("mov %[bx], %%rbx\n\t"
+			 "mov %[r12], %%r12\n\t"
+			 "mov %[r13], %%r13\n\t"
+			 "mov %[r14], %%r14\n\t"
+			 "mov %[r15], %%r15\n\t"
+			 "mov $24, %%eax\n\t"
+			 "syscall\n\t"
+			 "mov %%rbx, %[bx]\n\t"
+			 "mov %%r12, %[r12]\n\t"
+			 "mov %%r13, %[r13]\n\t"
+			 "mov %%r14, %[r14]\n\t"
+			 "mov %%r15, %[r15]\n\t"
+			 : "=a"(rax), [bx] "+m"(bx), [r12] "+m"(r12), [r13] "+m"(r13),
+			   [r14] "+m"(r14), [r15] "+m"(r15), "+d"(dx), "+S"(si), "+D"(di), "+x"(x)
+			 :
+			 : "rcx", "r11", "rbx", "r12", "r13", "r14", "r15", "r8", "r9", "r10",
+			   "memory", "cc");
+	(void)r8, (void)r9, (void)r10;
+	*kept = bx == 0x1111 && dx == 0x2222 && si == 0x3333 && di == 0x4444 && r12 == 0x8888 &&
+		r13 == 0x9999 && r14 == 0xaaaa && r15 == 0xbbbb && x == 1.25;
+	return rax;
+}
+
+/* The same call through a site that is never rewritten: the number comes from a register. */
+__attribute__((noinline)) static long raw_write(long nr, long fd, const void *buf, long n)
+{
+	long ret;
+
+	__asm__ volatile("mov %%ecx, %%eax\n\tsyscall"
+			 : "=a"(ret)
+			 : "c"(nr), "D"(fd), "S"(buf), "d"(n)
+			 : "r11", "memory");
+	return ret;
+}
+
+/* Whether the `mov $nr,%eax; syscall` of the function at f is there as built, rewritten into
+ * a jmp, or not found. */
+static const char *site_state(const void *f, unsigned nr)
+{
+	const uint8_t *p = f;
+	int i;
+
+	for (i = 0; i < 96; i++) {
+		if (p[i + 5] != 0x0f || p[i + 6] != 0x05)
+			continue;
+		if (p[i] == 0xb8 && p[i + 1] == nr && !p[i + 2] && !p[i + 3] && !p[i + 4])
+			return "original";
+		if (p[i] == 0xe9)
+			return "rewritten";
+	}
+	return "not-found";
+}
+
+static uintptr_t asm_site(void)
+{
+	const uint8_t *p = (const uint8_t *)(uintptr_t)yield_site;
+	int i;
+
+	for (i = 0; i < 256; i++)
+		if (p[i] == 0x0f && p[i + 1] == 0x05)
+			return (uintptr_t)p + i;
+	return 0;
+}
+
+extern const Elf64_Ehdr __ehdr_start; /* the linker's: this program's ELF header */
+
+/* Bytes of this program's executable segment that differ between memory and its file. */
+static long text_diff(const char *path)
+{
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)getauxval(AT_PHDR);
+	unsigned long n = getauxval(AT_PHNUM), i;
+	uintptr_t bias = 0;
+	long diff = 0, k;
+	int fd;
+
+	for (i = 0; i < n; i++) /* the segment holding the ELF header: where the image starts */
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
+			bias = (uintptr_t)&__ehdr_start - ph[i].p_vaddr;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		char buf[4096];
+		uint64_t off;
+
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		for (off = 0; off < ph[i].p_filesz; off += sizeof(buf)) {
+			size_t len =
+			    ph[i].p_filesz - off < sizeof(buf) ? ph[i].p_filesz - off : sizeof(buf);
+			if (pread(fd, buf, len, (off_t)(ph[i].p_offset + off)) != (ssize_t)len)
+				return -1;
+			for (k = 0; k < (long)len; k++)
+				diff += buf[k] != ((const char *)(bias + ph[i].p_vaddr + off))[k];
+		}
+	}
+	close(fd);
+	return diff;
+}
+
+int main(int argc, char **argv)
+{
+	int p[2], i, kept, all_kept = 1;
+	char in[64], back[64];
+	long a, b, y = 0;
+
+	(void)argc;
+	if (pipe(p))
+		return 1;
+	/* Several rounds: the first traps (and may rewrite the site), the next take the site as
+	 * it is then. Every round must give the same. */
+	for (i = 0; i < 4; i++) {
+		snprintf(in, sizeof(in), "round %d", i);
+		a = write(p[1], in, strlen(in));
+		b = raw_write(1, p[1], in, (long)strlen(in));
+		memset(back, 0, sizeof(back));
+		if (read(p[0], back, (size_t)(a + b)) != a + b || memcmp(back, in, (size_t)a) ||
+		    memcmp(back + a, in, (size_t)b)) {
+			printf("round %d: data differs\n", i);
+			return 1;
+		}
+		printf("write %ld raw %ld\n", a, b);
+		errno = 0;
+		a = write(-1, in, 1);
+		b = raw_write(1, -1, in, 1);
+		printf("bad fd: write %ld errno %d raw %ld\n", a, errno, b);
+		y |= sched_yield();
+		y |= yield_site(&kept);
+		all_kept &= kept;
+	}
+	printf("yield %ld registers %s\n", y, all_kept ? "kept" : "CHANGED");
+	printf("libc write: %s\n", site_state((const void *)(uintptr_t)write, 1));
+	printf("libc sched_yield: %s\n", site_state((const void *)(uintptr_t)sched_yield, 24));
+	printf("own site: %s\n",
+	       *(const uint8_t *)(asm_site() - 5) == 0xe9 ? "rewritten" : "original");
+	printf("text differs from file in %ld bytes\n", text_diff(argv[0]));
+	return 0;
+}
