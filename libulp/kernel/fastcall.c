@@ -28,14 +28,16 @@
 #define FAST_AREA (16 * 1024) /* at the top of the control block area */
 #define FAST_PAGE 4096
 #define FAST_NSLOTS ((FAST_AREA - FAST_PAGE) / ULP_FAST_SLOT)
-#define FAST_NREFUSED ((FAST_PAGE - 8) / sizeof(uintptr_t))
+#define FAST_NREFUSED ((FAST_PAGE - 16) / sizeof(uintptr_t))
 
 _Static_assert(sizeof(struct ulp_cb) <= ULP_CB_SIZE - FAST_AREA,
 	       "the control block leaves room for the trampolines");
 
 struct fast_area {
-	uint32_t used;			  /* slots taken */
-	uint32_t nrefused;		  /* sites that could not be rewritten */
+	uint32_t used;	   /* slots taken */
+	uint32_t nrefused; /* sites that could not be rewritten */
+	uint32_t masked;   /* the ULP blocks signals: see ulp_fast_sigmask */
+	uint32_t pad;
 	uintptr_t refused[FAST_NREFUSED]; /* their pcs, not tried again */
 };
 
@@ -43,12 +45,9 @@ _Static_assert(sizeof(struct fast_area) <= FAST_PAGE, "one header page");
 
 /* 1: sites are rewritten. Set once, before any ULP runs. */
 static int fast_on;
-/* Some ULP blocked signals: the fast path would not carry its mask (the trap's signal frame does),
- * so every call traps again. Sticky: masks are per kernel thread and ULPs move between them. */
-static _Atomic int fast_masked;
 
 /* The calls whose sites are rewritten: their handlers use nothing of the context but the
- * arguments, the mask (none blocked, see fast_masked) and the registers a ULP's signal handler may
+ * arguments, the mask (none blocked: ulp_fast_sigmask) and the registers a ULP's signal handler may
  * look at. fork, clone, exec, exit and the signal calls keep the trap's real signal frame. */
 static const short fast_nrs[] = {
     SYS_sched_yield, SYS_futex,		  SYS_read,	SYS_write,	   SYS_readv,
@@ -73,8 +72,8 @@ static int fast_hook(void *uc, long nr)
 {
 	struct ulp_cb *cb = ulp_current_cb();
 
-	if (!cb || cb->magic != ULP_CB_MAGIC || !fast_nr(nr) ||
-	    atomic_load_explicit(&fast_masked, memory_order_relaxed) || ulp_sys_in_child())
+	if (!cb || cb->magic != ULP_CB_MAGIC || !fast_nr(nr) || area_of(cb)->masked ||
+	    ulp_sys_in_child())
 		return 1;
 	ulp_trap_call(cb, nr, uc);
 	return 0;
@@ -93,10 +92,20 @@ void ulp_fast_init(void)
 	fast_on = ulp_arch_fast_init(fast_hook) == 0;
 }
 
-void ulp_fast_sigmask(long how, const unsigned long *set)
+/*
+ * The fast path builds its context with an empty signal mask and, unlike the trap's sigreturn,
+ * does not restore a mask when the call resumes (maybe on another worker, whose kernel thread
+ * has its own). So while a ULP blocks signals, its calls all take the trap, whose signal frame
+ * carries the mask: after each rt_sigprocmask the ULP's mask, as the kernel now has it, decides.
+ */
+void ulp_fast_sigmask(struct ulp_cb *cb)
 {
-	if (set && (how == SIG_BLOCK || how == SIG_SETMASK) && (*set & ~ULP_RT_SIGMASK))
-		atomic_store(&fast_masked, 1);
+	unsigned long cur = 0;
+
+	if (!fast_on || ulp_sys_in_child())
+		return;
+	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, ULP_KSIGSET_SIZE, 0, 0);
+	area_of(cb)->masked = (cur & ~ULP_RT_SIGMASK) != 0;
 }
 
 void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
@@ -106,7 +115,7 @@ void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
 	unsigned i;
 	int rc;
 
-	if (!fast_on || !fast_nr(nr) || atomic_load_explicit(&fast_masked, memory_order_relaxed))
+	if (!fast_on || !fast_nr(nr) || area_of(cb)->masked)
 		return;
 	if (ulp_sys_in_child() || (cb->tg && cb->tg->nlive > 1))
 		return;

@@ -54,10 +54,10 @@ extern const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX];
 void ulp_trap_call(struct ulp_cb *cb, long nr, void *uc);
 
 /* Fast path (fastcall.c): read ULP_FASTCALL and set up, once, before any ULP runs; a trap of call
- * nr at the site in uc (may rewrite that site); a ULP's rt_sigprocmask (how, the new set). */
+ * nr at the site in uc (may rewrite that site); after a ULP's rt_sigprocmask. */
 void ulp_fast_init(void);
 void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc);
-void ulp_fast_sigmask(long how, const unsigned long *set);
+void ulp_fast_sigmask(struct ulp_cb *cb);
 
 /* End the ULP: exit status (low 8 bits) or the signal that killed it. Never returns. */
 void ulp_sys_end(struct ulp_cb *cb, int status, int sig) __attribute__((noreturn));

@@ -94,8 +94,8 @@ void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
 		ulp_arch_trap_set_ret(ucv, fn ? fn(cb, &call) : -ENOSYS);
 	self->in_syscall = 0;
 	/* A mask that the fast path could not carry (fastcall.c). */
-	if (nr == SYS_rt_sigprocmask && call.a[1] && call.a[3] == ULP_KSIGSET_SIZE)
-		ulp_fast_sigmask(call.a[0], (const unsigned long *)call.a[1]);
+	if (nr == SYS_rt_sigprocmask && call.a[1])
+		ulp_fast_sigmask(cb);
 	fix_altstack(ucv);
 	/* The thread may have to end (its ULP is dying) or take a signal sent to it. */
 	ulp_tg_trap_return(cb, ucv);

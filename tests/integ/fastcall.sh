@@ -20,18 +20,18 @@ for prog in fastcall fastcall_dyn; do
 		continue
 	fi
 	if expect "$prog off" 0 env ULP_FASTCALL=0 "$B/bin/ulpexec" "$P" &&
-		results "$T/out" | cmp -s - "$T/proc" && [ "$(lines original)" = 3 ] &&
+		results "$T/out" | cmp -s - "$T/proc" && [ "$(lines original)" = 4 ] &&
 		[ "$(lines 'text differs from file in 0 bytes')" = 1 ]; then
 		ok "$prog: ULP_FASTCALL=0 rewrites no site and gives the process's results"
 	else
 		no "$prog: ULP_FASTCALL=0 rewrites no site and gives the process's results"
 	fi
 	if expect "$prog on" 0 env ULP_FASTCALL=1 "$B/bin/ulpexec" "$P" && cp "$T/out" "$T/on" &&
-		results "$T/out" | cmp -s - "$T/proc" && [ "$(lines rewritten)" = 3 ] &&
+		results "$T/out" | cmp -s - "$T/proc" && [ "$(lines rewritten)" = 4 ] &&
 		[ "$(lines 'registers kept')" = 1 ]; then
-		ok "$prog: rewritten sites (libc write, sched_yield, own asm) give what unrewritten ones and the process give, registers kept"
+		ok "$prog: rewritten sites (libc write, read, sched_yield, own asm) give what unrewritten ones and the process give, registers kept"
 	else
-		no "$prog: rewritten sites (libc write, sched_yield, own asm) give what unrewritten ones and the process give, registers kept"
+		no "$prog: rewritten sites (libc write, read, sched_yield, own asm) give what unrewritten ones and the process give, registers kept"
 	fi
 	# The program's own text seen through memory changed at the rewritten sites only: 5 bytes
 	# (one jmp over one mov) each.

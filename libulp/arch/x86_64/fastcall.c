@@ -24,6 +24,7 @@
  *                                        partition, so the seccomp trap sees it as before
  *    1: lea 128(%rsp),%rsp; jmp site+2
  */
+#include "fast_find.h"
 #include "insn.h"
 #include "../arch.h"
 
@@ -37,15 +38,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
-
-/* Pointer encodings of .eh_frame (the LSB's DWARF extensions). */
-#define DW_EH_PE_absptr 0x00
-#define DW_EH_PE_udata4 0x03
-#define DW_EH_PE_udata8 0x04
-#define DW_EH_PE_sdata4 0x0b
-#define DW_EH_PE_sdata8 0x0c
-#define DW_EH_PE_pcrel 0x10
-#define DW_EH_PE_datarel 0x30
 
 /* Registers as fast_entry.S pushes them. */
 struct ulp_fast_frame {
@@ -139,331 +131,194 @@ int ulp_arch_fast_dispatch(struct ulp_fast_frame *f, void *xsave)
 	return 0;
 }
 
-/* ---- finding the enclosing function ---- */
-
-struct fast_obj {
-	uintptr_t bias;
-	const Elf64_Phdr *ph;
-	unsigned phnum;
-	uintptr_t x_lo, x_hi; /* the executable PT_LOAD holding the site */
-	int x_prot;
-};
-
-static long sys(long nr, long a, long b, long c, long d, long e, long f)
-{
-	return ulp_arch_syscall(nr, a, b, c, d, e, f);
-}
-
-/* Whether [p, p+n) lies in the file-backed part of a readable PT_LOAD of o. */
-static int obj_readable(const struct fast_obj *o, uintptr_t p, size_t n)
-{
-	unsigned i;
-
-	for (i = 0; i < o->phnum; i++) {
-		const Elf64_Phdr *ph = &o->ph[i];
-		uintptr_t lo = o->bias + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && p >= lo && n <= ph->p_filesz &&
-		    p - lo <= ph->p_filesz - n)
-			return 1;
-	}
-	return 0;
-}
-
-#define SCAN_BATCH 256
-
-/* The ELF header of the object whose executable segment holds site: the nearest page below the
- * site, in [lo, site], that starts with the ELF magic, read without faulting. */
-static int find_obj(uintptr_t site, uintptr_t lo, struct fast_obj *o)
-{
-	struct iovec loc, rem[SCAN_BATCH];
-	uint32_t magic[SCAN_BATCH];
-	uintptr_t page = site & ~(uintptr_t)4095;
-	long pid = sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	unsigned i, n, pages = 0;
-
-	while (page >= lo && pages < 16384) { /* an object's text is at most 64 MiB away */
-		for (n = 0; n < SCAN_BATCH && page - (uintptr_t)n * 4096 >= lo; n++) {
-			rem[n].iov_base = (void *)(page - (uintptr_t)n * 4096);
-			rem[n].iov_len = 4;
-		}
-		loc.iov_base = magic;
-		loc.iov_len = 4 * n;
-		long got = sys(SYS_process_vm_readv, pid, (long)&loc, 1, (long)rem, n, 0);
-
-		if (got < 4)
-			return -EFAULT; /* an unreadable page before any header: not ours to parse
-					 */
-		for (i = 0; i < (unsigned)got / 4; i++) {
-			const Elf64_Ehdr *eh;
-			unsigned k;
-
-			if (magic[i] != 0x464c457f) /* "\x7fELF" */
-				continue;
-			eh = (const Elf64_Ehdr *)(page - (uintptr_t)i * 4096);
-			if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64 ||
-			    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > 4096 ||
-			    eh->e_phnum > (4096 - eh->e_phoff) / sizeof(Elf64_Phdr))
-				return -ENOEXEC;
-			o->ph = (const Elf64_Phdr *)((uintptr_t)eh + eh->e_phoff);
-			o->phnum = eh->e_phnum;
-			o->bias = 0;
-			for (k = 0; k < o->phnum; k++)
-				if (o->ph[k].p_type == PT_LOAD && o->ph[k].p_offset == 0) {
-					o->bias = (uintptr_t)eh - o->ph[k].p_vaddr;
-					break;
-				}
-			if (k == o->phnum)
-				return -ENOEXEC;
-			for (k = 0; k < o->phnum; k++) {
-				const Elf64_Phdr *ph = &o->ph[k];
-				uintptr_t x = o->bias + ph->p_vaddr;
-
-				if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && site >= x &&
-				    site - x < ph->p_filesz) {
-					o->x_lo = x;
-					o->x_hi = x + ph->p_filesz;
-					o->x_prot =
-					    PROT_EXEC | (ph->p_flags & PF_R ? PROT_READ : 0);
-					return 0;
-				}
-			}
-			return -ENOENT; /* the nearest header is another object's */
-		}
-		if ((unsigned)got < 4 * n)
-			return -EFAULT;
-		pages += n;
-		page -= (uintptr_t)n * 4096;
-	}
-	return -ENOENT;
-}
-
-static int enc_size(unsigned enc)
-{
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		return 8;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		return 4;
-	}
-	return -1;
-}
-
-/* An encoded pointer at p (pc-relative or absolute; 4 or 8 bytes). */
-static int read_enc(const struct fast_obj *o, uintptr_t p, unsigned enc, int apply_rel,
-		    uintptr_t *out)
-{
-	int n = enc_size(enc);
-	int64_t v;
-
-	if (n < 0 || !obj_readable(o, p, (size_t)n))
-		return -1;
-	if (n == 4)
-		v = (enc & 0x0f) == DW_EH_PE_sdata4 ? *(const int32_t *)p
-						    : (int64_t) * (const uint32_t *)p;
-	else
-		v = *(const int64_t *)p;
-	if (!apply_rel)
-		*out = (uintptr_t)v;
-	else if ((enc & 0x70) == DW_EH_PE_pcrel)
-		*out = p + (uintptr_t)v;
-	else if ((enc & 0x70) == 0)
-		*out = (uintptr_t)v;
-	else
-		return -1;
-	return 0;
-}
-
-static uintptr_t uleb(const struct fast_obj *o, uintptr_t *p, int *bad)
-{
-	uintptr_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (!obj_readable(o, *p, 1) || shift > 56) {
-			*bad = 1;
-			return 0;
-		}
-		b = *(const uint8_t *)(*p)++;
-		v |= (uintptr_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	return v;
-}
-
-/* The FDE encoding of pc_begin named by the CIE at cie ('R' in a 'z' augmentation). */
-static int cie_fde_enc(const struct fast_obj *o, uintptr_t cie, unsigned *enc)
-{
-	uintptr_t p = cie + 8, aug;
-	uint8_t version;
-	int bad = 0;
-
-	if (!obj_readable(o, cie, 9) || *(const uint32_t *)cie == 0xffffffffu ||
-	    *(const uint32_t *)(cie + 4) != 0)
-		return -1;
-	version = *(const uint8_t *)p++;
-	aug = p;
-	while (obj_readable(o, p, 1) && *(const char *)p)
-		p++;
-	if (!obj_readable(o, p, 1))
-		return -1;
-	p++;
-	*enc = DW_EH_PE_absptr;
-	if (*(const char *)aug != 'z')
-		return *(const char *)aug ? -1 : 0;
-	uleb(o, &p, &bad); /* code alignment */
-	uleb(o, &p, &bad); /* data alignment (sleb: only its length matters here) */
-	if (version == 1)
-		p++;
-	else
-		uleb(o, &p, &bad);
-	uleb(o, &p, &bad); /* augmentation data length */
-	if (bad)
-		return -1;
-	for (aug++; obj_readable(o, aug, 1) && *(const char *)aug; aug++) {
-		unsigned e;
-
-		if (!obj_readable(o, p, 1))
-			return -1;
-		switch (*(const char *)aug) {
-		case 'L':
-			p++;
-			break;
-		case 'P':
-			e = *(const uint8_t *)p++;
-			if (enc_size(e) < 0)
-				return -1;
-			p += (unsigned)enc_size(e);
-			break;
-		case 'R':
-			*enc = *(const uint8_t *)p;
-			return 0;
-		case 'S':
-		case 'B':
-			break;
-		default:
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* [*lo, *hi): the function holding site, from the object's .eh_frame_hdr search table. */
-static int find_func(const struct fast_obj *o, uintptr_t site, uintptr_t *lo, uintptr_t *hi)
-{
-	uintptr_t hdr = 0, tab, fde, cie, begin, range;
-	const uint8_t *h;
-	uint32_t count, a, b;
-	unsigned i, enc;
-	int ps;
-
-	for (i = 0; i < o->phnum; i++)
-		if (o->ph[i].p_type == PT_GNU_EH_FRAME)
-			hdr = o->bias + o->ph[i].p_vaddr;
-	if (!hdr || !obj_readable(o, hdr, 4))
-		return -1;
-	h = (const uint8_t *)hdr;
-	/* version 1, a count in udata4 and a table of datarel sdata4 pairs: what binutils and
-	 * lld write; anything else is not searched. */
-	ps = enc_size(h[1]);
-	if (h[0] != 1 || ps < 0 || h[2] != DW_EH_PE_udata4 ||
-	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
-		return -1;
-	if (!obj_readable(o, hdr + 4 + (unsigned)ps, 4))
-		return -1;
-	count = *(const uint32_t *)(hdr + 4 + (unsigned)ps);
-	tab = hdr + 8 + (unsigned)ps;
-	if (!count || !obj_readable(o, tab, (size_t)count * 8))
-		return -1;
-	/* the last entry whose start is <= site */
-	a = 0;
-	b = count;
-	while (b - a > 1) {
-		uint32_t m = a + (b - a) / 2;
-
-		if (hdr + (uintptr_t)(intptr_t) * (const int32_t *)(tab + (uintptr_t)m * 8) <= site)
-			a = m;
-		else
-			b = m;
-	}
-	fde = hdr + (uintptr_t)(intptr_t) * (const int32_t *)(tab + (uintptr_t)a * 8 + 4);
-	if (!obj_readable(o, fde, 8) || *(const uint32_t *)fde == 0xffffffffu)
-		return -1;
-	cie = fde + 4 - *(const uint32_t *)(fde + 4);
-	if (cie_fde_enc(o, cie, &enc) || read_enc(o, fde + 8, enc, 1, &begin))
-		return -1;
-	if (read_enc(o, fde + 8 + (unsigned)enc_size(enc), enc & 0x0f, 0, &range))
-		return -1;
-	if (site < begin || site - begin >= range || range > (1u << 20))
-		return -1;
-	*lo = begin;
-	*hi = begin + range;
-	return 0;
-}
-
 int ulp_arch_fast_func(uintptr_t lo, uintptr_t hi, uintptr_t site, uintptr_t *flo, uintptr_t *fhi)
 {
-	struct fast_obj o;
+	struct ulp_x86_obj o;
 
-	if (find_obj(site, lo, &o) || find_func(&o, site, flo, fhi))
-		return -1;
 	(void)hi;
+	if (ulp_x86_find_obj(site, lo, &o) || ulp_x86_find_func(&o, site, flo, fhi))
+		return -1;
 	return 0;
 }
 
-/* ---- verifying and rewriting a site ---- */
+/* ---- verifying a site ---- */
 
-/* Decode [lo, hi) from lo: 0 when it ends exactly at hi with an instruction boundary at each of
- * want[0..n), else -1. */
-int ulp_arch_fast_walk(uintptr_t lo, uintptr_t hi, const uintptr_t *want, unsigned n)
+#define MAX_FRAGS 8  /* other FDEs a function branches into (its .cold part, tail calls) */
+#define MAX_BEFORE 4 /* instructions looked at before the syscall */
+
+struct scan {
+	uintptr_t wlo, whi;	   /* a branch target strictly inside refuses the site */
+	int indirect;		   /* an indirect jump was seen */
+	int inside;		   /* a branch target inside the window was seen */
+	uintptr_t frag[MAX_FRAGS]; /* targets of jumps leaving the function */
+	unsigned nfrag;
+	int too_many;
+	uintptr_t before[MAX_BEFORE]; /* the starts of the instructions before stop, nearest last */
+	unsigned nbefore;
+	uintptr_t stop;
+};
+
+/* Decode [lo, hi) from lo, recording branches and the boundaries before sc->stop; 0 when it ends
+ * exactly at hi with a boundary at each of want[0..n) (sorted), else -1. sc may be NULL. */
+static int walk(uintptr_t lo, uintptr_t hi, const uintptr_t *want, unsigned n, struct scan *sc)
 {
 	uintptr_t p = lo;
 	unsigned k = 0;
 	struct ulp_insn in;
 
 	while (p < hi) {
-		while (k < n && want[k] < p)
+		if (k < n && want[k] < p)
 			return -1; /* stepped over a wanted boundary */
 		if (k < n && want[k] == p)
 			k++;
+		if (sc && p < sc->stop) {
+			if (sc->nbefore == MAX_BEFORE)
+				memmove(sc->before, sc->before + 1,
+					sizeof(sc->before[0]) * --sc->nbefore);
+			sc->before[sc->nbefore++] = p;
+		}
 		if (!ulp_insn_decode((const uint8_t *)p, hi - p, &in))
 			return -1;
 		p += in.len;
+		if (!sc)
+			continue;
+		if (in.flags & ULP_INSN_INDIRECT)
+			sc->indirect = 1;
+		if ((in.flags & ULP_INSN_BRANCH) && !(in.flags & ULP_INSN_CALL)) {
+			uintptr_t t = p + (uintptr_t)in.target_disp;
+
+			if (t > sc->wlo && t < sc->whi)
+				sc->inside = 1;
+			if (t < lo || t >= hi) {
+				if (sc->nfrag < MAX_FRAGS)
+					sc->frag[sc->nfrag++] = t;
+				else
+					sc->too_many = 1;
+			}
+		}
 	}
 	return p == hi && k == n ? 0 : -1;
 }
 
+int ulp_arch_fast_walk(uintptr_t lo, uintptr_t hi, const uintptr_t *want, unsigned n)
+{
+	return walk(lo, hi, want, n, NULL);
+}
+
+static int is_jcc(const struct ulp_insn *in)
+{
+	return (in->flags & ULP_INSN_BRANCH) && !(in->flags & ULP_INSN_PREFIXED) &&
+	       ((in->map == 0 && in->opcode >= 0x70 && in->opcode <= 0x7f) ||
+		(in->map == 1 && in->opcode >= 0x80 && in->opcode <= 0x8f));
+}
+
+/* An instruction the trampoline can replay: a conditional jump (re-encoded there with a 32-bit
+ * displacement), or no rip-relative operand, no branch, and one of the plain ALU/move forms that
+ * set up a syscall in libc (mov $NR,%eax; xor %eax,%eax; mov 0x8(%rsp),%edi; mov %r8d,%eax ...). */
+static int movable(const struct ulp_insn *in)
+{
+	if (is_jcc(in))
+		return 1;
+	if (in->map != 0 || (in->flags & (ULP_INSN_RIPREL | ULP_INSN_BRANCH | ULP_INSN_INDIRECT |
+					  ULP_INSN_PREFIXED)))
+		return 0;
+	if (in->opcode >= 0xb8 && in->opcode <= 0xbf) /* mov $imm, reg */
+		return 1;
+	switch (in->opcode) {
+	case 0x01: /* add */
+	case 0x29: /* sub */
+	case 0x31: /* xor */
+	case 0x39: /* cmp r/m, r */
+	case 0x3b: /* cmp r, r/m */
+	case 0x80: /* group 1, r/m8, imm8 */
+	case 0x81: /* group 1, imm32 */
+	case 0x83: /* group 1, imm8 */
+	case 0x85: /* test */
+	case 0x89: /* mov r/m, r */
+	case 0x8b: /* mov r, r/m */
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The window to rewrite for the syscall at site, in the function [flo, fhi): [w, site+2), made of
+ * the nearest whole instructions before the syscall that the trampoline can replay, 5 bytes or
+ * more with the syscall. Only [w, w+5) is overwritten (the jmp); the syscall, and everything after
+ * it, stay where they were, so any return address or signal frame pointing after the syscall
+ * stays valid. A branch to w reaches the trampoline, which does what the window did; a branch to
+ * an instruction at or after w+5 finds it intact. A branch to the inside of [w, w+5) would not:
+ * when the jmp covers more than one instruction, the function must have no indirect jump and no
+ * branch of it, nor of code it jumps to outside its bounds (its .cold part), may target there.
+ * Returns w, or 0.
+ */
+static uintptr_t window(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t flo, uintptr_t fhi)
+{
+	uintptr_t want[1] = {site}, w = 0;
+	struct ulp_insn in;
+	struct scan sc;
+	unsigned i, n;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.stop = site;
+	sc.wlo = sc.whi = 0;
+	if (walk(flo, fhi, want, 1, &sc))
+		return 0;
+	for (i = sc.nbefore; i-- > 0;) {
+		if (!ulp_insn_decode((const uint8_t *)sc.before[i], site - sc.before[i], &in) ||
+		    !movable(&in))
+			return 0;
+		if (site + 2 - sc.before[i] >= 5) {
+			w = sc.before[i];
+			break;
+		}
+	}
+	if (!w)
+		return 0;
+	if (ulp_insn_decode((const uint8_t *)w, site - w, &in) >= 5)
+		return w; /* one instruction under the jmp: nothing can branch inside it */
+	memset(&sc, 0, sizeof(sc));
+	sc.wlo = w;
+	sc.whi = w + 5;
+	if (walk(flo, fhi, want, 1, &sc) || sc.indirect || sc.inside || sc.too_many)
+		return 0;
+	for (i = 0, n = sc.nfrag; i < n; i++) {
+		uintptr_t glo, ghi;
+
+		if (sc.frag[i] < o->x_lo || sc.frag[i] >= o->x_hi ||
+		    ulp_x86_find_func(o, sc.frag[i], &glo, &ghi))
+			return 0; /* a jump to code that cannot be bounded */
+		if (walk(glo, ghi, NULL, 0, &sc) || sc.inside || sc.too_many || sc.indirect)
+			return 0;
+	}
+	return w;
+}
+
+/* ---- rewriting it ---- */
+
 int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot)
 {
-	uintptr_t site = pc - 2, mov = site - 5, flo, fhi, want[2], page, end;
+	uintptr_t site = pc - 2, w, p, flo, fhi, page, end;
 	const uint8_t *s = (const uint8_t *)site;
 	uint8_t *t = (uint8_t *)slot, jmp[5];
-	struct fast_obj o;
-	int64_t rel, back;
+	struct ulp_x86_obj o;
+	struct ulp_insn in;
 	unsigned n = 16;
-	uint32_t nr;
+	int64_t rel, back;
 	long r;
 
+	(void)hi;
 	if (s[0] != 0x0f || s[1] != 0x05)
 		return -EINVAL;
-	if (find_obj(site, lo, &o))
+	if (ulp_x86_find_obj(site, lo, &o))
 		return -ENOENT;
-	if (mov < o.x_lo || pc > o.x_hi || find_func(&o, site, &flo, &fhi) || mov < flo || pc > fhi)
+	if (site < o.x_lo || pc > o.x_hi || ulp_x86_find_func(&o, site, &flo, &fhi) || pc > fhi)
 		return -ENOENT;
-	if (*(const uint8_t *)mov != 0xb8)
-		return -ENOTSUP; /* not `mov $imm32,%eax` right before (checked by decoding next) */
-	want[0] = mov;
-	want[1] = site;
-	if (ulp_arch_fast_walk(flo, fhi, want, 2))
+	w = window(&o, site, flo, fhi);
+	if (!w)
 		return -EILSEQ;
-	(void)hi;
-	memcpy(&nr, (const void *)(mov + 1), 4);
-	/* Both jumps must reach: slot -> pc and mov -> slot. */
-	rel = (int64_t)(slot + 16) - (int64_t)(mov + 5);
+	/* Both jumps must reach: window -> slot and slot -> back. */
+	rel = (int64_t)(slot + 16) - (int64_t)(w + 5);
 	back = (int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT);
 	if (rel != (int32_t)rel || back != (int32_t)back)
 		return -ERANGE;
@@ -478,35 +333,58 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 		memcpy(t + n, &v_, 4);                                                             \
 		n += 4;                                                                            \
 	} while (0)
-	B(0xb8); /* mov $nr,%eax */
-	D32(nr);
+#define LEA_UP() (B(0x48), B(0x8d), B(0xa4), B(0x24), B(0x80), B(0), B(0), B(0))
+	/* the window's instructions, before the red zone is stepped over (they may address the
+	 * stack); a conditional jump goes where it went, with a 32-bit displacement */
+	for (p = w; p < site; p += in.len) {
+		ulp_insn_decode((const uint8_t *)p, site - p, &in);
+		if (is_jcc(&in)) {
+			uintptr_t target = p + in.len + (uintptr_t)in.target_disp;
+			unsigned cc = in.map == 0 ? in.opcode - 0x70 : in.opcode - 0x80;
+
+			if (n + 6 > ULP_FAST_SLOT)
+				return -E2BIG;
+			B(0x0f), B(0x80 + cc);
+			rel = (int64_t)target - (int64_t)(slot + n + 4);
+			if (rel != (int32_t)rel)
+				return -ERANGE;
+			D32(rel);
+		} else {
+			if (n + in.len > ULP_FAST_SLOT)
+				return -E2BIG;
+			memcpy(t + n, (const void *)p, in.len);
+			n += in.len;
+		}
+	}
+	rel = (int64_t)(slot + 16) - (int64_t)(w + 5);
+	if (n + 5 + 8 + 8 + 2 + 5 + 8 + 5 > ULP_FAST_SLOT)
+		return -E2BIG;
 	B(0x48), B(0x8d), B(0x64), B(0x24), B(0x80); /* lea -0x80(%rsp),%rsp */
 	B(0xff), B(0x15);			     /* call *8(slot) */
 	D32(8 - (int)(n + 4));
-	B(0xeb); /* jmp fast */
+	B(0xeb); /* jmp fast: over lea, syscall, jmp */
 	B(8 + 2 + 5);
-	B(0x48), B(0x8d), B(0xa4), B(0x24), B(0x80), B(0), B(0), B(0); /* lea 0x80(%rsp),%rsp */
-	B(0x0f), B(0x05);					       /* syscall */
-	B(0xe9);						       /* jmp pc */
+	LEA_UP(); /* not emulated */
+	B(0x0f), B(0x05);
+	B(0xe9);
 	D32((int64_t)pc - (int64_t)(slot + n + 4));
-	B(0x48), B(0x8d), B(0xa4), B(0x24), B(0x80), B(0), B(0), B(0); /* fast: lea 0x80(%rsp) */
+	LEA_UP(); /* fast: */
 	B(0xe9);
 	D32((int64_t)pc - (int64_t)(slot + n + 4));
 #undef B
 #undef D32
-	if (n > ULP_FAST_SLOT)
-		return -E2BIG;
-
-	/* The site: a private copy of its page(s) (the mapping is MAP_PRIVATE: the file and other
-	 * processes keep theirs), writable only while the 5 bytes are written. */
+#undef LEA_UP
+	/* The window: a private copy of its page(s) (the mapping is MAP_PRIVATE: the file and other
+	 * processes keep theirs), writable only while its first 5 bytes are written. */
 	jmp[0] = 0xe9;
 	memcpy(jmp + 1, &(int32_t){(int32_t)rel}, 4);
-	page = mov & ~(uintptr_t)4095;
-	end = (site + 4095) & ~(uintptr_t)4095;
-	r = sys(SYS_mprotect, (long)page, (long)(end - page), o.x_prot | PROT_WRITE, 0, 0, 0);
+	page = w & ~(uintptr_t)4095;
+	end = (w + 5 + 4095) & ~(uintptr_t)4095;
+	r = ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot | PROT_WRITE, 0,
+			     0, 0);
 	if (r < 0)
 		return (int)r;
-	memcpy((void *)mov, jmp, 5);
-	sys(SYS_mprotect, (long)page, (long)(end - page), o.x_prot, 0, 0, 0);
+	memcpy((void *)w, jmp, 5);
+	ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot, 0, 0, 0);
 	return 0;
 }

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where a code address of a ULP lies: its ELF object in memory and the function around it, from
+ * the object's .eh_frame_hdr (fast_find.c). Every read checks the object's own segments first, and
+ * the object is found without faulting (process_vm_readv), so a strange program makes a site be
+ * left alone, never a fault.
+ */
+#ifndef ULP_ARCH_X86_64_FAST_FIND_H
+#define ULP_ARCH_X86_64_FAST_FIND_H
+
+#include <elf.h>
+#include <stdint.h>
+
+struct ulp_x86_obj {
+	uintptr_t bias;
+	const Elf64_Phdr *ph;
+	unsigned phnum;
+	uintptr_t x_lo, x_hi; /* the executable PT_LOAD holding the site */
+	int x_prot;
+};
+
+/* The object whose executable segment holds site: its ELF header is the nearest page in
+ * [lo, site] starting with the ELF magic. 0 or -errno. */
+int ulp_x86_find_obj(uintptr_t site, uintptr_t lo, struct ulp_x86_obj *o);
+/* [*lo, *hi): the function (FDE) holding site. 0 or -1. */
+int ulp_x86_find_func(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo, uintptr_t *hi);
+
+#endif
