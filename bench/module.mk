@@ -136,3 +136,19 @@ run-bench-io: $(O)/tests/integ/iotest $(O)/bin/ulpexec $(O)/bin/ulpspawn $(if $(
 		grep '^BENCH ' $(O)/bench/io.out >> $(O)/bench/results.txt || true
 BENCH_TARGETS += run-bench-io
 endif
+
+# Fast system calls (bench/fastcall.sh; issue 15): sched_yield, read and close of a ULP through
+# rewritten sites against the trap, pvas_yield and the process.
+ifeq ($(ARCH),x86_64)
+$(O)/bench/fastcall_guest: bench/fastcall_guest.c $(O)/libpvas-guest.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -O2 -g $(WARN) -Iinclude -fPIE -static-pie -o $@ $^
+ALL_TARGETS += $(O)/bench/fastcall_guest
+
+.PHONY: run-bench-fastcall
+run-bench-fastcall: $(O)/bench/fastcall_guest $(O)/bin/ulpexec
+	$(Q)echo "== bench/fastcall.sh"; sh bench/fastcall.sh $(O) | tee $(O)/bench/fastcall.out; \
+		grep '^BENCH ' $(O)/bench/fastcall.out >> $(O)/bench/results.txt || true
+BENCH_TARGETS += run-bench-fastcall
+endif

@@ -13,7 +13,9 @@
  *
  * A site is rewritten only while its ULP has one thread: the thread rewriting it is in the trap
  * handler, so no thread can be executing the bytes being changed. Sites first used later keep
- * trapping.
+ * trapping. Calls are emulated on the fast path only while the ULP has one thread, too: the
+ * signal mask is per thread, and the fast path only knows whether the ULP's one thread blocks
+ * signals (ulp_fast_sigmask); with more, the trampolines make the real syscall, which traps.
  */
 #include "proc.h"
 #include "sys.h"
@@ -73,7 +75,7 @@ static int fast_hook(void *uc, long nr)
 	struct ulp_cb *cb = ulp_current_cb();
 
 	if (!cb || cb->magic != ULP_CB_MAGIC || !fast_nr(nr) || area_of(cb)->masked ||
-	    ulp_sys_in_child())
+	    ulp_sys_in_child() || (cb->tg && cb->tg->nlive > 1))
 		return 1;
 	ulp_trap_call(cb, nr, uc);
 	return 0;

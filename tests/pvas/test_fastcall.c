@@ -33,7 +33,9 @@ static const struct known cases[] = {
     {"ja rel32", {0x0f, 0x87, 0xed, 0, 0, 0}, 6, ULP_INSN_BRANCH},
     {"call rel32", {0xe8, 1, 2, 3, 4}, 5, ULP_INSN_BRANCH | ULP_INSN_CALL},
     {"jmp *%rax", {0xff, 0xe0}, 2, ULP_INSN_INDIRECT},
-    {"notrack jmp *(%rax,%rdx,8)", {0x3e, 0xff, 0x24, 0xd0}, 4,
+    {"notrack jmp *(%rax,%rdx,8)",
+     {0x3e, 0xff, 0x24, 0xd0},
+     4,
      ULP_INSN_INDIRECT | ULP_INSN_PREFIXED},
     {"mov 0x8(%rsp),%edi", {0x8b, 0x7c, 0x24, 0x08}, 4, 0},
     {"mov %fs:0x18,%eax", {0x64, 0x8b, 0x04, 0x25, 0x18, 0, 0, 0}, 8, ULP_INSN_PREFIXED},
@@ -42,11 +44,11 @@ static const struct known cases[] = {
     {"vzeroupper", {0xc5, 0xf8, 0x77}, 3, 0},
     {"vpcmpeqb (%rdi),%ymm0,%ymm1", {0xc5, 0xfd, 0x74, 0x0f}, 4, 0},
     {"vpshufd $0,%xmm0,%xmm0 (VEX3)", {0xc4, 0xe1, 0x79, 0x70, 0xc0, 0x00}, 6, 0},
-    {"vpternlogd $0xde,%zmm1,%zmm2,%zmm3 (EVEX)", {0x62, 0xf3, 0x6d, 0x48, 0x25, 0xd9, 0xde}, 7,
-     0},
-    {"vmovdqu64 0x40(%rsi),%zmm16 (EVEX disp8)", {0x62, 0xe1, 0xfe, 0x48, 0x6f, 0x46, 0x01}, 7,
-     0},
-    {"pshufb 0x0(%rip),%xmm1", {0x66, 0x0f, 0x38, 0x00, 0x0d, 0, 0, 0, 0}, 9,
+    {"vpternlogd $0xde,%zmm1,%zmm2,%zmm3 (EVEX)", {0x62, 0xf3, 0x6d, 0x48, 0x25, 0xd9, 0xde}, 7, 0},
+    {"vmovdqu64 0x40(%rsi),%zmm16 (EVEX disp8)", {0x62, 0xe1, 0xfe, 0x48, 0x6f, 0x46, 0x01}, 7, 0},
+    {"pshufb 0x0(%rip),%xmm1",
+     {0x66, 0x0f, 0x38, 0x00, 0x0d, 0, 0, 0, 0},
+     9,
      ULP_INSN_RIPREL | ULP_INSN_PREFIXED},
     {"palignr $8,%xmm1,%xmm2", {0x66, 0x0f, 0x3a, 0x0f, 0xd1, 0x08}, 6, ULP_INSN_PREFIXED},
     {"enter $16,$0", {0xc8, 0x10, 0x00, 0x00}, 4, 0},
@@ -63,8 +65,8 @@ static void known_encodings_decode_to_their_lengths(void **state)
 		unsigned n = ulp_insn_decode(cases[i].bytes, sizeof(cases[i].bytes), &in);
 
 		if (n != cases[i].len || in.flags != cases[i].flags)
-			fail_msg("%s: length %u flags %#x, wanted %u %#x", cases[i].what, n, in.flags,
-				 cases[i].len, cases[i].flags);
+			fail_msg("%s: length %u flags %#x, wanted %u %#x", cases[i].what, n,
+				 in.flags, cases[i].len, cases[i].flags);
 	}
 	/* cut short, and invalid in 64-bit mode */
 	assert_int_equal(ulp_insn_decode((const uint8_t *)"\x48\xb8\x01", 3, &in), 0);
@@ -101,7 +103,8 @@ static int walk_object(struct dl_phdr_info *info, size_t size, void *arg)
 	count = *(const uint32_t *)(h + 8);
 	tab = (uintptr_t)h + 12;
 	for (i = 0; i < count; i++) {
-		uintptr_t start = (uintptr_t)h + (uintptr_t)(intptr_t) * (const int32_t *)(tab + 8 * i);
+		uintptr_t start =
+		    (uintptr_t)h + (uintptr_t)(intptr_t) * (const int32_t *)(tab + 8 * i);
 		uintptr_t flo, fhi;
 
 		st->fdes++;
@@ -125,8 +128,8 @@ static void check_object(const char *name)
 	struct objstat st = {name, 0, 0, 0};
 
 	dl_iterate_phdr(walk_object, &st);
-	printf("# %s: %u FDEs, bounds found for %u, %u decode exactly to their end\n", name, st.fdes,
-	       st.bounds, st.walked);
+	printf("# %s: %u FDEs, bounds found for %u, %u decode exactly to their end\n", name,
+	       st.fdes, st.bounds, st.walked);
 	assert_true(st.fdes > 100);
 	assert_int_equal(st.bounds, st.fdes);
 	assert_int_equal(st.walked, st.fdes);
