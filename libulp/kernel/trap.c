@@ -70,6 +70,7 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 		static const char msg[] = "libulp: SIGSYS outside a ULP; aborting\n";
 		ulp_arch_syscall(SYS_write, 2, (long)msg, sizeof(msg) - 1, 0, 0, 0);
 		ulp_arch_syscall(SYS_exit_group, 134, 0, 0, 0, 0, 0);
+		return; /* not reached */
 	}
 	ulp_fast_trapped(cb, si->si_syscall, ucv);
 	ulp_trap_call(cb, si->si_syscall, ucv);

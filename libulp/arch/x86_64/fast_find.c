@@ -46,7 +46,7 @@ static int obj_readable(const struct ulp_x86_obj *o, uintptr_t p, size_t n)
 int ulp_x86_find_obj(uintptr_t site, uintptr_t lo, struct ulp_x86_obj *o)
 {
 	struct iovec loc, rem[SCAN_BATCH];
-	uint32_t magic[SCAN_BATCH];
+	uint32_t magic[SCAN_BATCH] = {0};
 	uintptr_t page = site & ~(uintptr_t)4095;
 	long pid = sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	unsigned i, n, pages = 0;

@@ -202,7 +202,9 @@ static int walk(uintptr_t lo, uintptr_t hi, const uintptr_t *want, unsigned n, s
 
 int ulp_arch_fast_walk(uintptr_t lo, uintptr_t hi, const uintptr_t *want, unsigned n)
 {
-	return walk(lo, hi, want, n, NULL);
+	uintptr_t none = 0;
+
+	return walk(lo, hi, want ? want : &none, want ? n : 0, NULL);
 }
 
 static int is_jcc(const struct ulp_insn *in)
@@ -288,7 +290,7 @@ static uintptr_t window(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t f
 		if (sc.frag[i] < o->x_lo || sc.frag[i] >= o->x_hi ||
 		    ulp_x86_find_func(o, sc.frag[i], &glo, &ghi))
 			return 0; /* a jump to code that cannot be bounded */
-		if (walk(glo, ghi, NULL, 0, &sc) || sc.inside || sc.too_many || sc.indirect)
+		if (walk(glo, ghi, want, 0, &sc) || sc.inside || sc.too_many || sc.indirect)
 			return 0;
 	}
 	return w;
