@@ -152,3 +152,15 @@ run-bench-fastcall: $(O)/bench/fastcall_guest $(O)/bin/ulpexec
 		grep '^BENCH ' $(O)/bench/fastcall.out >> $(O)/bench/results.txt || true
 BENCH_TARGETS += run-bench-fastcall
 endif
+
+# The real-MPI oversubscription sweep (issue 16): examples/mpi/mpi_prog, R = 2..256 ranks, as ULP
+# ranks (ulpspawn --pmi) vs mpiexec.mpich vs Open MPI with yield (bench/mpi_sweep.sh). The MPI
+# binaries are built when their compilers are installed (make bench installs both).
+ifeq ($(ARCH),x86_64)
+.PHONY: run-bench-mpi-sweep
+run-bench-mpi-sweep: $(O)/bin/ulpspawn $(O)/examples/mpi/mpi_prog \
+		$(if $(MPIX_OMPICC),$(O)/examples/mpi/mpi_prog.ompi)
+	$(Q)echo "== bench/mpi_sweep.sh"; sh bench/mpi_sweep.sh $(O) | tee $(O)/bench/mpi_sweep.out; \
+		grep '^BENCH ' $(O)/bench/mpi_sweep.out >> $(O)/bench/results.txt || true
+BENCH_TARGETS += run-bench-mpi-sweep
+endif
