@@ -364,6 +364,9 @@ static void collect(struct job *j)
 			continue; /* a ULP a rank started with pvas_ulp_exec */
 		j->r[x].pvid = pvid;
 		rank_ended(j, x, status, &st);
+		/* its PMI end may stay open in its task (shared with other ranks): EOF for it */
+		if (j->pmi)
+			launch_pmi_rank_ended(j->pmi, (int)x);
 	}
 }
 

@@ -464,6 +464,15 @@ int launch_pmi_env(const struct launch_pmi *p, int rank, int fd, char *buf, size
 	return 6;
 }
 
+void launch_pmi_rank_ended(struct launch_pmi *p, int rank)
+{
+	if (rank < 0 || rank >= p->n || p->c[rank].sfd < 0)
+		return;
+	/* what it wrote before it ended (a finalize) counts: serve it first */
+	launch_pmi_io(p, rank);
+	conn_close(p, rank, 1);
+}
+
 int launch_pmi_finalized(const struct launch_pmi *p)
 {
 	return p->nfinalized;

@@ -51,6 +51,12 @@ short launch_pmi_events(const struct launch_pmi *p, int rank);
  * error (then the connection is closed and reported as lost). */
 int launch_pmi_io(struct launch_pmi *p, int rank);
 
+/* The launcher saw the rank end (its process or ULP exited): the same as EOF on its connection.
+ * Ranks of one PVAS task share a descriptor table, so the task keeps a dead rank's end open and
+ * no EOF comes while the task lives; the launcher reports the end itself. Reports `lost` when the
+ * rank had not sent finalize; nothing when its connection is already closed. */
+void launch_pmi_rank_ended(struct launch_pmi *p, int rank);
+
 /* PMI_FD, PMI_RANK, PMI_SIZE, MPI_LOCALNRANKS, MPI_LOCALRANKID, PMI_SPAWNED as "NAME=value"
  * strings in buf (NUL-separated, each pointer stored in vars[0..5]). fd is the descriptor number
  * the rank will see. Returns the number of variables, or -ENOSPC. */

@@ -64,6 +64,15 @@ else
 	no "ulpspawn --pmi: a rank that exits inside MPI ends the job (its status, 3)"
 fi
 
+# Ranks of one task share its descriptor table: a dead rank's PMI end stays open there, no EOF
+# comes, and the launcher must see the end from the rank's exit (it hung before).
+if expect "pmi_guest die, shared task" 3 $S --pmi -n 3 -t 1 $B/pmi_guest die &&
+	grep -q "rank 1 ended before MPI_Finalize" "$T/out"; then
+	ok "ulpspawn --pmi: a rank that exits inside MPI in a task shared with other ranks ends the job"
+else
+	no "ulpspawn --pmi: a rank that exits inside MPI in a task shared with other ranks ends the job"
+fi
+
 # Debian's MPICH programs as ULPs: ch4:ucx starts a UCX thread per rank (ULP threads), talks PMI
 # over PMI_FD and busy-polls shared memory. First one rank per PVAS task.
 for n in 2 8; do
