@@ -50,6 +50,7 @@ run() {
 	mpich) set -- "$MPIEXEC" -n "$2" "$P" ;;
 	ompi) set -- "$OMPIRUN" $root --oversubscribe --mca mpi_yield_when_idle 1 -n "$2" "$P.ompi" ;;
 	esac
+	ls /dev/shm >"$T/shm"
 	t0=$(now)
 	# shellcheck disable=SC2086 # args are words
 	timeout -k 5 "$cap" "$@" $args >"$T/out" 2>&1
@@ -58,6 +59,9 @@ run() {
 	wall= prog= sum=
 	line=$(grep '^mpi_prog:' "$T/out")
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		# Open MPI's ranks killed by the cap leave their shared-memory files (vader_segment.*)
+		ls /dev/shm | grep '^vader_segment\.' | grep -vxF -f "$T/shm" |
+			while read -r f; do rm -f "/dev/shm/$f"; done
 		return
 	fi
 	if [ $rc != 0 ] || ! echo "$line" | grep -q 'ring ok.*halo.* ok checksum=.*allreduce ok'; then
