@@ -422,8 +422,14 @@ static void signals(struct job *j)
 {
 	struct signalfd_siginfo si;
 
-	while (read(j->sigfd, &si, sizeof(si)) == sizeof(si))
-		end_job(j, (int)si.ssi_signo);
+	while (read(j->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		/* SIGUSR1/SIGUSR2 go on to every rank, as mpiexec forwards them: each task's
+		 * runtime gives a signal from outside to each of its ULPs (docs/usage.md). */
+		if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGUSR2)
+			pvas_kill(j->pvd, (int)si.ssi_signo);
+		else
+			end_job(j, (int)si.ssi_signo);
+	}
 }
 
 /* The event loop: until every rank is accounted for and every output pipe is at EOF. */
@@ -864,6 +870,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	j.sigfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
 	pattr.partition_size = o->psize;

@@ -58,6 +58,7 @@ uint32_t ulp_arch_audit(void);
 void ulp_arch_trap_args(void *uc, long args[6]);
 void ulp_arch_trap_set_ret(void *uc, long v);
 uintptr_t ulp_arch_trap_pc(void *uc);
+uintptr_t ulp_arch_trap_sp(void *uc);
 
 /*
  * A thread's complete user register state, to start a ULP thread where clone(2) returns in the

@@ -94,13 +94,10 @@ void ulp_io_poll(struct ulp_worker *w);
 /* Idle: wait for a completion or a wake-up (timeout_ns 0: none). */
 void ulp_io_idle_wait(struct ulp_worker *w, long long timeout_ns);
 
-/* rt_sigaction of a ULP: handlers of other signals go through a relay that tells parked calls
- * (EINTR); the ULP's own action is kept and reported. */
-long ulp_io_sigaction(struct ulp_cb *cb, int sig, const void *act, void *oact, long size);
-
-/* Run the handlers of signals left pending for cb (uc: the frame the ULP resumes from; NULL when
- * none is at hand). From ULP context: the trap's exit, a tick, a restarted wait. */
-void ulp_io_deliver(struct ulp_cb *cb, void *uc);
+/* A signal was posted to ULP pvid that ends its parked call (restart: its handler has
+ * SA_RESTART, so a restartable call goes on waiting); nparts: the region's. From any context,
+ * the relay included. */
+void ulp_io_signal_note(int pvid, unsigned nparts, int restart);
 
 /* Yield policy of a trapped sched_yield: no bouncing between workers; nap when only yielders. */
 long ulp_io_yield(struct ulp_cb *cb);

@@ -17,6 +17,7 @@
  * accept, connect, open; never poll, select, epoll_wait, nanosleep, pause), as the kernel does.
  */
 #include "io.h"
+#include "ulp_signal.h"
 #include "syscall.h"
 
 #include <errno.h>
@@ -120,7 +121,7 @@ static long park_fd(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb
 		if (wt->interrupted == 1)
 			return -EINTR;
 		if (wt->interrupted == 2) { /* SA_RESTART: run the handler, then wait on */
-			ulp_io_deliver(cb, NULL);
+			ulp_sig_deliver(cb, NULL);
 			ulp_io_wait_init(io, wt, cb, 1);
 			if (poll0(fd, (short)ev) != 0)
 				return 0;
@@ -367,7 +368,7 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 	if (wt.interrupted == 1)
 		return -EINTR;
 	if (wt.interrupted == 2) /* SA_RESTART: run the handler; the caller looks again */
-		ulp_io_deliver(cb, NULL);
+		ulp_sig_deliver(cb, NULL);
 	return 0;
 }
 

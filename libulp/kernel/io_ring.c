@@ -18,6 +18,7 @@
  * The record's fields change under cq_lock only, and the task is resumed once its last CQE came.
  */
 #include "io.h"
+#include "ulp_signal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,15 +49,9 @@ struct ulp_io {
 	size_t ring_len, sqes_len;
 	struct ulp_io_wait *waiters; /* parked calls, under cq_lock */
 	_Atomic int kick;	     /* a ULP signal arrived: look at the parked calls */
-	/* Signals (per process): the ULP's action, which ULP installed it; per ULP (pvid) a count
-	 * of signals delivered to its handlers, times 2, plus 1 when the last had SA_RESTART. */
-	struct {
-		unsigned long handler, flags, restorer, mask;
-		int pvid;
-		siginfo_t info; /* of the last one left pending */
-	} sig[65];
+	/* Per ULP (pvid): a count of signals posted to it that end a parked call, times 2, plus 1
+	 * when the last had SA_RESTART (signal.c decides which). */
 	_Atomic uint32_t *sig_gen;
-	_Atomic uint64_t *sig_pend; /* per ULP: signals whose handler it has yet to run */
 	unsigned sig_gen_n;
 	unsigned nworkers;
 	struct ulp_io_worker ws[]; /* by worker id */
@@ -367,7 +362,7 @@ void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *
 		/* A signal relayed since the call began (while it tried without blocking, or
 		 * between two parks of one call) and not yet run: the call is interrupted by it,
 		 * as the kernel's would be, so the snapshot must not count it as already seen. */
-		if (atomic_load(&io->sig_pend[cb->pvid]))
+		if (ulp_sig_would_interrupt(cb->pvid))
 			wt->sig_gen -= 2;
 	}
 }
@@ -559,135 +554,33 @@ void ulp_io_hook_wake(struct ulp_runtime *rt, int n, void *arg)
 
 /* ---- signals of ULPs ---- */
 
-struct ksigaction {
-	unsigned long handler, flags, restorer, mask;
-};
-
-#define KSA_SIGINFO 4
-#define KSA_RESTART 0x10000000
-#define KSA_RESTORER 0x04000000
-
-static void run_handler(struct ulp_io *io, int sig, siginfo_t *si, void *uc)
-{
-	unsigned long h = io->sig[sig].handler;
-
-	if (h == (unsigned long)SIG_IGN || h == (unsigned long)SIG_DFL)
-		return;
-	if (io->sig[sig].flags & KSA_SIGINFO)
-		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
-	else
-		((void (*)(int))h)(sig);
-}
-
-/*
- * The handler the kernel calls for a signal a ULP has a handler for. The kernel picks any thread
- * of the process; the handler must run as the ULP that installed it (its TLS, its trapped calls).
- * Running that ULP's code right here: call it now. Otherwise it is left pending for the ULP, which
- * runs it when its current system call returns (a parked call ends: EINTR, unless SA_RESTART) or
- * at the next preemption tick that finds it computing.
- */
-static void relay(int sig, siginfo_t *si, void *uc)
+void ulp_io_signal_note(int pvid, unsigned nparts, int restart)
 {
 	struct ulp_io *io = ulp_io_self();
-	struct ulp_worker *w = ulp_worker_self();
-	struct ulp_cb *cur;
-	uintptr_t pc = ulp_arch_trap_pc(uc);
-	int pvid;
+	_Atomic uint32_t *g;
+	uint32_t o, v;
 
-	if (!io || sig <= 0 || sig > 64)
+	if (!io || pvid < 0 || (unsigned)pvid >= nparts)
 		return;
-	pvid = io->sig[sig].pvid;
-	cur = w && w->cur && w->cur->owner ? w->cur->owner : NULL;
-	if (cur && cur->pvid == pvid && pc >= cur->part_lo && pc < cur->part_hi) {
-		run_handler(io, sig, si, uc);
-		return;
-	}
-	if (io->sig_gen && (unsigned)pvid < io->sig_gen_n) {
-		_Atomic uint32_t *g = &io->sig_gen[pvid];
-		uint32_t o = atomic_load(g), v;
-
-		io->sig[sig].info = *si;
-		atomic_fetch_or(&io->sig_pend[pvid], 1ull << (sig - 1));
-		do
-			v = ((o & ~1u) + 2) | (io->sig[sig].flags & KSA_RESTART ? 1 : 0);
-		while (!atomic_compare_exchange_weak(g, &o, v));
-		/* Some worker must look at the parked calls: one asleep in the ring is woken
-		 * (the pair of kick and hook_sleeping is ordered as in hook_wait). */
-		atomic_store(&io->kick, 1);
-		ulp_io_hook_wake(io->rt, 1, NULL);
-	}
-}
-
-void ulp_io_deliver(struct ulp_cb *cb, void *uc)
-{
-	struct ulp_io *io = ulp_io_self();
-	uint64_t pend;
-	int sig;
-
-	if (!io || !io->sig_pend || (unsigned)cb->pvid >= io->sig_gen_n ||
-	    !atomic_load_explicit(&io->sig_pend[cb->pvid], memory_order_relaxed))
-		return;
-	pend = atomic_exchange(&io->sig_pend[cb->pvid], 0);
-	for (sig = 1; sig <= 64; sig++) {
-		if (!(pend & (1ull << (sig - 1))))
-			continue;
-		if (uc) {
-			run_handler(io, sig, &io->sig[sig].info, uc);
-		} else {
-			ucontext_t none;
-
-			memset(&none, 0, sizeof(none));
-			run_handler(io, sig, &io->sig[sig].info, &none);
-		}
-	}
-}
-
-long ulp_io_sigaction(struct ulp_cb *cb, int sig, const void *act, void *oact, long size)
-{
-	struct ulp_io *io = ulp_io_self();
-	const struct ksigaction *a = act;
-	struct ksigaction k;
-	long r;
-
-	if (!io || size != 8 || sig <= 0 || sig > 64 || sig == SIGKILL || sig == SIGSTOP)
-		return sys(SYS_rt_sigaction, sig, (long)act, (long)oact, size, 0, 0);
-	if (!io->sig_gen) {
-		/* One mapping: a generation word and a pending set per partition. */
-		unsigned n = cb->region->nparts;
-		size_t len = n * (sizeof(uint32_t) + sizeof(uint64_t));
-		char *m = raw_mmap(len, -1, 0);
+	if (!__atomic_load_n(&io->sig_gen, __ATOMIC_ACQUIRE)) {
+		/* Mapped on the first signal (this may run in a signal handler: raw mmap). Of two
+		 * racing first signals, one mapping is kept, the other unmapped. */
+		_Atomic uint32_t *m = raw_mmap(nparts * sizeof(uint32_t), -1, 0), *none = NULL;
 
 		if (!m)
-			return -ENOMEM;
-		io->sig_pend = (_Atomic uint64_t *)m;
-		io->sig_gen_n = n;
-		__atomic_store_n(&io->sig_gen, (_Atomic uint32_t *)(m + n * sizeof(uint64_t)),
-				 __ATOMIC_RELEASE);
+			return;
+		io->sig_gen_n = nparts; /* the same for every racer: the region's */
+		if (!__atomic_compare_exchange_n(&io->sig_gen, &none, m, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			sys(SYS_munmap, (long)m, nparts * sizeof(uint32_t), 0, 0, 0, 0);
 	}
-	if (oact) {
-		r = sys(SYS_rt_sigaction, sig, 0, (long)&k, 8, 0, 0);
-		if (is_err(r))
-			return r;
-		if (k.handler == (unsigned long)relay) {
-			k.handler = io->sig[sig].handler;
-			k.flags = io->sig[sig].flags;
-		}
-	}
-	if (a) {
-		struct ksigaction n = *a;
-
-		if (a->handler != (unsigned long)SIG_IGN && a->handler != (unsigned long)SIG_DFL) {
-			n.handler = (unsigned long)relay;
-			n.flags |= KSA_SIGINFO;
-		}
-		r = sys(SYS_rt_sigaction, sig, (long)&n, 0, 8, 0, 0);
-		if (is_err(r))
-			return r;
-		io->sig[sig].handler = a->handler;
-		io->sig[sig].flags = a->flags;
-		io->sig[sig].pvid = cb->pvid;
-	}
-	if (oact)
-		memcpy(oact, &k, sizeof(k));
-	return 0;
+	g = &io->sig_gen[pvid];
+	o = atomic_load(g);
+	do
+		v = ((o & ~1u) + 2) | (restart ? 1 : 0);
+	while (!atomic_compare_exchange_weak(g, &o, v));
+	/* Some worker must look at the parked calls: one asleep in the ring is woken (the pair of
+	 * kick and hook_sleeping is ordered as in hook_wait). */
+	atomic_store(&io->kick, 1);
+	ulp_io_hook_wake(io->rt, 1, NULL);
 }

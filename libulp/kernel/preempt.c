@@ -14,6 +14,7 @@
  * completion is picked up while a ULP computes on the only worker.
  */
 #include "io.h"
+#include "ulp_signal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -49,7 +50,7 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	if (!t || !t->owner || pc < region_lo || pc >= region_hi)
 		return;
 	ulp_io_poll(w);
-	ulp_io_deliver(t->owner, ucv);
+	ulp_sig_deliver(t->owner, ucv);
 	w = ulp_worker_self(); /* a handler may have parked the ULP */
 	iw = ulp_io_worker(w);
 	if (!iw)
@@ -67,6 +68,8 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	uc->uc_stack.ss_sp = w->altstack;
 	uc->uc_stack.ss_size = ULP_ALTSTACK_SIZE;
 	uc->uc_stack.ss_flags = 0;
+	/* Signals posted to it while it waited its turn. */
+	ulp_sig_deliver(t->owner, ucv);
 }
 
 static void wake_handler(int sig)

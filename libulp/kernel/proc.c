@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <sys/syscall.h>
 
+#include "ulp_signal.h"
 #include "uthread.h"
 
 #define ENTRY_STACK (32 * 1024) /* below the initial sp: runs ulp_start, then the program's */
@@ -150,6 +151,7 @@ static void ulp_start(void *arg)
 	struct ulp_cb *cb = arg;
 
 	ulp_task_arrive(&cb->task);
+	ulp_sig_start(cb);
 	ulp_arch_enter_program(cb->entry, cb->sp);
 }
 
@@ -167,6 +169,7 @@ void ulp_proc_exited(struct ulp_task *t)
 		ulp_tg_thread_exited(t);
 		return;
 	}
+	ulp_sig_exit(cb); /* its timers: nothing signals an ended ULP */
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner && joiner != ULP_JOIN_DETACHED)
 		ulp_task_resume(joiner);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "pvas.h"
+#include "sys.h"
 #include "uapi/pvas_cb.h"
 #include "uapi/pvas_ioctl.h"
 #include "ulp_sched.h"
@@ -80,6 +81,27 @@ struct ulp_extent {
 	uintptr_t lo, hi;
 };
 
+#define ULP_MAX_TIMERS 32 /* POSIX timers of one ULP (timer_create), alarm's own not counted */
+
+/*
+ * A ULP's signal state (signal.c): what a process has per process. Written only from the ULP's
+ * own context (its trapped calls, its deliveries); what others post to it (pending signals) lives
+ * outside the control block, in the region-wide table signal.c keeps by pvid.
+ */
+struct ulp_sigstate {
+	struct ulp_ksigaction act[ULP_NSIG + 1]; /* by signal number; zero: SIG_DFL */
+	unsigned long mask;			 /* its first thread's signal mask */
+	uintptr_t alt_sp;			 /* sigaltstack (alt_size 0: none) */
+	size_t alt_size;
+	int alarm_timer; /* the kernel timer of alarm/ITIMER_REAL, + 1 (0: none yet) */
+	int alarm_slot;	 /* its record in signal.c's timer table */
+	int ntimers;
+	struct {
+		int kid;  /* the kernel's timer id */
+		int slot; /* its record */
+	} timers[ULP_MAX_TIMERS];
+};
+
 struct ulp_cb {
 	/* What the guest library reads (include/uapi/pvas_cb.h): magic, pvid, state, ops. */
 	union {
@@ -107,6 +129,7 @@ struct ulp_cb {
 	int nkids;	     /* its child processes not yet waited for (sys_fork.c) */
 	int kids[ULP_MAX_KIDS];
 	struct ulp_tg *tg; /* its threads (uthread.h), NULL until the first thread call */
+	struct ulp_sigstate sig;
 	char path[256];
 };
 

@@ -27,6 +27,7 @@
 #include "proc.h"
 #include "sys.h"
 #include "sys_fork_arch.h"
+#include "ulp_signal.h"
 #include "syscall.h"
 
 #include <errno.h>
@@ -320,6 +321,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
 		if (pid == 0) {
 			forked = 1;
+			ulp_sig_fork_child(cb, s->uc);
 			if (stack)
 				ulp_arch_trap_set_sp(s->uc, stack);
 			return 0;

@@ -7,6 +7,7 @@
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
+#include "ulp_signal.h"
 #include "uthread.h"
 
 #include <errno.h>
@@ -45,14 +46,8 @@ long ulp_sys_exit(struct ulp_cb *cb, struct ulp_sys *s)
 	ulp_sys_end(cb, (int)s->a[0], 0);
 }
 
-/* Default action of sig terminates the process (so, here, the ULP). */
-static int fatal_by_default(int sig)
-{
-	return sig != SIGCHLD && sig != SIGCONT && sig != SIGURG && sig != SIGWINCH &&
-	       sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != 0;
-}
-
-/* kill, tkill, tgkill aimed at the process itself (abort, raise): end the ULP, not the process. */
+/* kill, tkill, tgkill aimed at the ULP itself (abort, raise, kill(getpid())): posted to the ULP,
+ * whose action takes effect when this call returns; aimed elsewhere: the kernel's. */
 long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long *a = s->a;
@@ -61,6 +56,8 @@ long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 	long r;
 	int self;
 
+	if (ulp_sys_in_child()) /* a process of its own: the kernel's */
+		return ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
 	if (s->nr != SYS_kill && ulp_tg_kill(cb, s->nr, a, &r))
 		return r; /* aimed at a thread of this ULP (sys_thread.c) */
 	if (s->nr == SYS_tgkill)
@@ -68,10 +65,15 @@ long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 	else if (s->nr == SYS_tkill)
 		self = a[0] == cb->task.worker->tid;
 	else
-		self = a[0] == pid || a[0] == 0;
-	if (self && fatal_by_default(sig))
-		ulp_sys_end(cb, 0, sig);
-	return ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
+		self = (int)a[0] == pid || (int)a[0] == 0;
+	if (!self)
+		return ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
+	if (sig < 0 || sig > ULP_NSIG)
+		return -EINVAL;
+	if (sig)
+		ulp_sig_post(cb->pvid, sig, s->nr == SYS_kill ? SI_USER : SI_TKILL, (int)pid,
+			     (int)ulp_arch_syscall(SYS_getuid, 0, 0, 0, 0, 0, 0), 0);
+	return 0;
 }
 
 /* Another ULP's turn when one is ready; else the worker's kernel thread yields. */

@@ -1,50 +1,416 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Signal syscalls of a ULP. Handlers and the mask are per process, so shared by every ULP of it;
- * the signals the runtime owns (sys.h: ULP_RT_SIGNALS) stay the runtime's.
+ * Signal syscalls of a ULP: its actions, masks, alternate stack, pending set, waits and timers are
+ * its own, as a process's are (signal.c does the delivery). The signals the runtime owns
+ * (sys.h: ULP_RT_SIGMASK) are never blocked in the kernel; a ULP's action for a fault (SIGSEGV,
+ * SIGBUS, SIGILL, SIGFPE) is honoured for faults of its own code.
+ *
+ * In a fork child of a ULP (a real process) the calls are the kernel's, but for the runtime's
+ * signals and for reporting the ULP's action where the kernel still has the relay.
  */
 #include "io.h"
 #include "proc.h"
+#include "ulp_signal.h"
 #include "sys.h"
 #include "syscall.h"
+#include "uthread.h"
 
-#include <signal.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#define SS_AUTODISARM_FLAG (1u << 31)
+#define KERNEL_MINSIGSTKSZ 2048 /* the kernel's check (libc's MINSIGSTKSZ may be a call) */
+
+static long sys(long nr, long a, long b, long c, long d, long e, long f)
+{
+	return ulp_arch_syscall(nr, a, b, c, d, e, f);
+}
+
+/* In a fork child: the kernel's action, or the ULP's where the kernel still has the relay (an
+ * ignored one is made the kernel's then, so that it stays ignored across execve). */
+static long child_sigaction(struct ulp_cb *cb, long sig, const struct ulp_ksigaction *act,
+			    struct ulp_ksigaction *oact, long size)
+{
+	struct ulp_ksigaction k;
+	long r;
+
+	if (ulp_rt_signal((int)sig)) {
+		if (oact)
+			memset(oact, 0, sizeof(*oact));
+		return 0;
+	}
+	r = sys(SYS_rt_sigaction, sig, 0, (long)&k, size, 0, 0);
+	if (r)
+		return r;
+	if (ulp_sig_is_relay(k.handler)) {
+		/* Not the program's own: the relay, standing for the ULP's action. */
+		struct ulp_ksigaction u = cb->sig.act[sig];
+
+		if (u.handler == SIG_IGN && !act) {
+			struct ulp_ksigaction ign = {SIG_IGN, 0, NULL, 0};
+
+			sys(SYS_rt_sigaction, sig, (long)&ign, 0, size, 0, 0);
+		}
+		k = u;
+	}
+	if (act) {
+		r = sys(SYS_rt_sigaction, sig, (long)act, 0, size, 0, 0);
+		if (r)
+			return r;
+	}
+	if (oact)
+		*oact = k;
+	return 0;
+}
 
 long ulp_sys_rt_sigaction(struct ulp_cb *cb, struct ulp_sys *s)
 {
-	long sig = s->a[0], act = s->a[1], oact = s->a[2], size = s->a[3];
+	long sig = s->a[0], size = s->a[3];
+	const struct ulp_ksigaction *act = (const void *)s->a[1];
+	struct ulp_ksigaction *oact = (void *)s->a[2], old;
 
-	if (ulp_rt_signal((int)sig)) {
-		if (oact && size > 0 && size <= 64)
-			memset((void *)oact, 0, sizeof(struct ulp_ksigaction)); /* "default" */
+	if (size != ULP_KSIGSET_SIZE || sig < 1 || sig > ULP_NSIG)
+		return -EINVAL;
+	if (ulp_sys_in_child())
+		return child_sigaction(cb, sig, act, oact, size);
+	if (act && (sig == SIGKILL || sig == SIGSTOP))
+		return -EINVAL;
+	if (sig == SIGSYS || sig == ULP_SIG_TICK || sig == ULP_SIG_WAKE) {
+		if (oact)
+			memset(oact, 0, sizeof(*oact)); /* "default" */
 		return 0; /* accepted, not installed: the runtime keeps these */
 	}
-	/* Through the relay that tells the ULP's parked calls (EINTR) and runs the handler as that
-	 * ULP (io_ring.c). */
-	return ulp_io_sigaction(cb, (int)sig, (const void *)act, (void *)oact, size);
+	old = cb->sig.act[sig];
+	if (act) {
+		struct ulp_ksigaction n = *act;
+
+		n.mask &= ~ULP_SIG_UNBLOCKABLE;
+		cb->sig.act[sig] = n;
+		ulp_sig_action_changed(cb, (int)sig);
+		if (!ulp_rt_signal((int)sig))
+			ulp_sig_relay_on((int)sig);
+	}
+	if (oact)
+		*oact = old;
+	return 0;
 }
 
+/* The mask is the thread's own (signal.c); in a fork child, the kernel's, kept in the trap
+ * frame that sigreturn gives back. */
 long ulp_sys_rt_sigprocmask(struct ulp_cb *cb, struct ulp_sys *s)
 {
-	long how = s->a[0], set = s->a[1], oset = s->a[2], size = s->a[3];
-	unsigned long m;
+	long how = s->a[0], size = s->a[3];
+	unsigned long *set = (unsigned long *)s->a[1], *oset = (unsigned long *)s->a[2];
+	unsigned long *fm = ulp_arch_trap_sigmask(s->uc), nm;
+	int child = ulp_sys_in_child();
+	unsigned long *m = child ? fm : ulp_sig_mask(cb), old = *m & ~ULP_RT_SIGMASK;
 
-	if (set && (how == SIG_BLOCK || how == SIG_SETMASK) && size == ULP_KSIGSET_SIZE) {
-		m = *(unsigned long *)set & ~ULP_RT_SIGMASK;
-		return ulp_arch_syscall(SYS_rt_sigprocmask, how, (long)&m, oset, size, 0, 0);
+	if (size != ULP_KSIGSET_SIZE)
+		return -EINVAL;
+	if (set) {
+		unsigned long v = *set & ~ULP_RT_SIGMASK & ~ULP_SIG_UNBLOCKABLE;
+
+		switch (how) {
+		case SIG_BLOCK:
+			nm = old | v;
+			break;
+		case SIG_UNBLOCK:
+			nm = old & ~v;
+			break;
+		case SIG_SETMASK:
+			nm = v;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (child) {
+			*fm = (*fm & ULP_RT_SIGMASK) | nm;
+		} else {
+			*m = nm;
+			ulp_sig_set_blocked(cb, nm);
+		}
 	}
-	return ulp_arch_syscall(SYS_rt_sigprocmask, how, set, oset, size, 0, 0);
+	if (oset)
+		*oset = old;
+	return 0; /* newly unblocked signals are delivered at the trap's end */
 }
 
-/* The worker's alternate stack is the runtime's (faults run on it): report none, change nothing. */
+/* The ULP's own alternate stack (the worker's, which faults of the runtime use, stays). */
 long ulp_sys_sigaltstack(struct ulp_cb *cb, struct ulp_sys *s)
 {
-	stack_t *old = (stack_t *)s->a[1];
+	const stack_t *ss = (const stack_t *)s->a[0];
+	stack_t *old = (stack_t *)s->a[1], n;
+	struct ulp_sigstate *st = &cb->sig;
+	uintptr_t sp = ulp_arch_trap_sp(s->uc);
+	int on = st->alt_size && sp >= st->alt_sp && sp < st->alt_sp + st->alt_size;
 
+	if (ss)
+		n = *ss;
 	if (old) {
-		memset(old, 0, sizeof(*old));
-		old->ss_flags = SS_DISABLE;
+		old->ss_sp = (void *)st->alt_sp;
+		old->ss_size = st->alt_size;
+		old->ss_flags = on ? SS_ONSTACK : st->alt_size ? 0 : SS_DISABLE;
+	}
+	if (!ss)
+		return 0;
+	if (on)
+		return -EPERM;
+	n.ss_flags &= ~(int)SS_AUTODISARM_FLAG;
+	if (n.ss_flags == SS_DISABLE) {
+		st->alt_sp = 0;
+		st->alt_size = 0;
+		return 0;
+	}
+	if (n.ss_flags != 0)
+		return -EINVAL;
+	if (n.ss_size < KERNEL_MINSIGSTKSZ)
+		return -ENOMEM;
+	st->alt_sp = (uintptr_t)n.ss_sp;
+	st->alt_size = n.ss_size;
+	return 0;
+}
+
+long ulp_sys_rt_sigpending(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	unsigned long *set = (unsigned long *)s->a[0];
+
+	if (s->a[1] != ULP_KSIGSET_SIZE)
+		return -EINVAL;
+	*set = ulp_sig_pending(cb) & *ulp_sig_mask(cb);
+	return 0;
+}
+
+/* Park until a signal is posted to the ULP (or the deadline, CLOCK_MONOTONIC ns, 0: none).
+ * 1: timed out. */
+static int park_for_signal(struct ulp_cb *cb, long long deadline)
+{
+	struct ulp_io *io = ulp_io_self();
+	struct ulp_io_wait wt;
+
+	ulp_io_wait_init(io, &wt, cb, 1);
+	if (deadline) {
+		wt.ts.tv_sec = deadline / 1000000000;
+		wt.ts.tv_nsec = deadline % 1000000000;
+		wt.ts_flags = 0x1; /* IORING_TIMEOUT_ABS */
+		wt.ts_set = 1;
+	}
+	/* Posted between the caller's look and the snapshot above: not slept through, since the
+	 * caller looks again after every wake-up and a post after the snapshot ends the park. */
+	ulp_io_park(io, &wt, NULL, 0);
+	return wt.timed_out;
+}
+
+/* sigsuspend: the given mask until a handler has run, then the old one back. */
+long ulp_sys_rt_sigsuspend(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	unsigned long *m = ulp_sig_mask(cb), saved = *m;
+	int ran = 0;
+
+	if (s->a[1] != ULP_KSIGSET_SIZE)
+		return -EINVAL;
+	if (!ulp_io_self())
+		return sys(SYS_rt_sigsuspend, s->a[0], s->a[1], 0, 0, 0, 0);
+	*m = *(unsigned long *)s->a[0] & ~ULP_RT_SIGMASK & ~ULP_SIG_UNBLOCKABLE;
+	ulp_sig_set_blocked(cb, *m);
+	while (!ran) {
+		ulp_tg_trap_return(cb, s->uc);
+		ran = ulp_sig_deliver(cb, s->uc);
+		if (!ran)
+			park_for_signal(cb, 0);
+	}
+	m = ulp_sig_mask(cb);
+	*m = saved;
+	ulp_sig_set_blocked(cb, saved);
+	return -EINTR;
+}
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	sys(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
+	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* sigtimedwait/sigwaitinfo/sigwait: take a pending signal of the set. */
+long ulp_sys_rt_sigtimedwait(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	const struct timespec *to = (const struct timespec *)s->a[2];
+	siginfo_t *info = (siginfo_t *)s->a[1], si;
+	unsigned long want;
+	long long deadline = 0;
+	int sig;
+
+	if (s->a[3] != ULP_KSIGSET_SIZE)
+		return -EINVAL;
+	want = *(unsigned long *)s->a[0] & ~ULP_RT_SIGMASK & ~ULP_SIG_UNBLOCKABLE;
+	if (to) {
+		if (to->tv_nsec < 0 || to->tv_nsec >= 1000000000 || to->tv_sec < 0)
+			return -EINVAL;
+		deadline = mono_ns() + to->tv_sec * 1000000000ll + to->tv_nsec;
+	}
+	for (;;) {
+		sig = ulp_sig_take(cb, want, &si);
+		if (sig) {
+			if (info)
+				*info = si;
+			return sig;
+		}
+		/* A signal outside the set with a handler ends the wait (the trap's end runs it).
+		 */
+		if (ulp_sig_pending(cb) & ~*ulp_sig_mask(cb) & ~want)
+			return -EINTR;
+		if ((to && deadline <= mono_ns()) || !ulp_io_self())
+			return -EAGAIN;
+		ulp_sig_set_waitset(cb, want);
+		sig = park_for_signal(cb, deadline);
+		ulp_sig_set_waitset(cb, 0);
+	}
+}
+
+/* sigqueue to itself: posted with the caller's siginfo; to another process: the kernel's. */
+long ulp_sys_rt_sigqueueinfo(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long pid = sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	int sig = (int)s->a[1];
+	const siginfo_t *si = (const siginfo_t *)s->a[2];
+
+	if (ulp_sys_in_child() || s->a[0] != pid)
+		return sys(s->nr, s->a[0], s->a[1], s->a[2], 0, 0, 0);
+	if (sig < 0 || sig > ULP_NSIG)
+		return -EINVAL;
+	if (si->si_code >= 0 || si->si_code == SI_TKILL)
+		return -EPERM; /* as the kernel: a process may not pose as the kernel */
+	if (sig)
+		ulp_sig_post(cb->pvid, sig, si->si_code, (int)pid, (int)si->si_uid,
+			     (long)si->si_value.sival_ptr);
+	return 0;
+}
+
+/* ---- timers ---- */
+
+static long long tv_ns(const struct timeval *tv)
+{
+	return tv->tv_sec * 1000000000ll + tv->tv_usec * 1000ll;
+}
+
+static void ns_tv(long long ns, struct timeval *tv)
+{
+	tv->tv_sec = ns / 1000000000;
+	tv->tv_usec = (ns % 1000000000 + 999) / 1000;
+}
+
+static long long ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * 1000000000ll + ts->tv_nsec;
+}
+
+static void ns_ts(long long ns, struct timespec *ts)
+{
+	ts->tv_sec = ns / 1000000000;
+	ts->tv_nsec = ns % 1000000000;
+}
+
+/* ITIMER_REAL of cb: set (new, or NULL: just read) and the old value. */
+static long itimer_real(struct ulp_cb *cb, const struct itimerval *nv, struct itimerval *ov)
+{
+	struct itimerspec n, o;
+	long kid;
+
+	if (!cb->sig.alarm_timer && !nv) {
+		if (ov)
+			memset(ov, 0, sizeof(*ov));
+		return 0;
+	}
+	kid = ulp_sig_alarm_timer(cb);
+	if (kid < 0)
+		return kid;
+	if (nv) {
+		if (nv->it_value.tv_usec < 0 || nv->it_value.tv_usec >= 1000000 ||
+		    nv->it_interval.tv_usec < 0 || nv->it_interval.tv_usec >= 1000000)
+			return -EINVAL;
+		ns_ts(tv_ns(&nv->it_value), &n.it_value);
+		ns_ts(tv_ns(&nv->it_interval), &n.it_interval);
+		if (sys(SYS_timer_settime, kid, 0, (long)&n, (long)&o, 0, 0))
+			return -EINVAL;
+	} else if (sys(SYS_timer_gettime, kid, (long)&o, 0, 0, 0, 0)) {
+		return -EINVAL;
+	}
+	if (ov) {
+		ns_tv(ts_ns(&o.it_value), &ov->it_value);
+		ns_tv(ts_ns(&o.it_interval), &ov->it_interval);
 	}
 	return 0;
+}
+
+/* ITIMER_VIRTUAL and ITIMER_PROF count the CPU time of the whole task: refused (docs). */
+long ulp_sys_setitimer(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	if (ulp_sys_in_child())
+		return sys(s->nr, s->a[0], s->a[1], s->a[2], 0, 0, 0);
+	if (s->a[0] != ITIMER_REAL)
+		return -EINVAL;
+	return itimer_real(cb, (const struct itimerval *)s->a[1], (struct itimerval *)s->a[2]);
+}
+
+long ulp_sys_getitimer(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	if (ulp_sys_in_child())
+		return sys(s->nr, s->a[0], s->a[1], 0, 0, 0, 0);
+	if (s->a[0] != ITIMER_REAL)
+		return -EINVAL;
+	return itimer_real(cb, NULL, (struct itimerval *)s->a[1]);
+}
+
+long ulp_sys_alarm(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	struct itimerval n, o;
+	long r;
+
+	if (ulp_sys_in_child())
+		return sys(s->nr, s->a[0], 0, 0, 0, 0, 0);
+	memset(&n, 0, sizeof(n));
+	n.it_value.tv_sec = (unsigned)s->a[0];
+	r = itimer_real(cb, &n, &o);
+	if (r)
+		return r;
+	/* As the kernel rounds: to the nearest second, and never 0 for a pending alarm. */
+	r = o.it_value.tv_sec + (o.it_value.tv_usec >= 500000);
+	if (!r && (o.it_value.tv_sec || o.it_value.tv_usec))
+		r = 1;
+	return r;
+}
+
+long ulp_sys_timer_create(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	const struct sigevent *sev = (const struct sigevent *)s->a[1];
+	int *idp = (int *)s->a[2], kid = -1;
+	long r;
+
+	if (ulp_sys_in_child() || (sev && sev->sigev_notify == SIGEV_NONE))
+		return sys(s->nr, s->a[0], s->a[1], s->a[2], 0, 0, 0);
+	if (sev && sev->sigev_notify != SIGEV_SIGNAL)
+		return -EINVAL; /* SIGEV_THREAD_ID at a ULP thread: not supported (docs) */
+	r = ulp_sig_timer_create(cb, (int)s->a[0], sev ? sev->sigev_signo : SIGALRM,
+				 sev ? (long)sev->sigev_value.sival_ptr : 0, &kid);
+	if (r)
+		return r;
+	if (!sev)
+		ulp_sig_timer_value(cb, kid, kid);
+	*idp = kid;
+	return 0;
+}
+
+long ulp_sys_timer_delete(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long r;
+
+	if (ulp_sys_in_child())
+		return sys(s->nr, s->a[0], 0, 0, 0, 0, 0);
+	r = ulp_sig_timer_delete(cb, (int)s->a[0]);
+	if (r == -EINVAL) /* a SIGEV_NONE timer, not in the ULP's list */
+		return sys(s->nr, s->a[0], 0, 0, 0, 0, 0);
+	return r;
 }

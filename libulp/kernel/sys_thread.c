@@ -16,6 +16,7 @@
  */
 #include "sys.h"
 #include "syscall.h"
+#include "ulp_signal.h"
 #include "uthread.h"
 
 #include <errno.h>
@@ -437,7 +438,7 @@ static void thread_entry(void *arg)
 	ulp_task_arrive(u->t);
 	if (u->tg->dying)
 		thread_end(u);
-	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&u->start_mask, 0, 8, 0, 0);
+	u->sigmask = u->start_mask; /* the kernel's mask has no signal of the ULP (signal.c) */
 	ulp_arch_regs_resume(&u->regs);
 }
 
@@ -473,7 +474,7 @@ static long make_thread(struct ulp_cb *cb, unsigned long flags, uintptr_t sp, in
 	u->tg = tg;
 	ulp_arch_regs_from_trap(&u->regs, uc);
 	ulp_arch_regs_set_child(&u->regs, sp, 0);
-	u->start_mask = *ulp_arch_trap_sigmask(uc) & ~ULP_RT_SIGMASK;
+	u->start_mask = *ulp_sig_mask(cb);
 	u->task.kind = ULP_TASK_ULP;
 	u->task.owner = cb;
 	u->task.own_tls = 1;
@@ -624,12 +625,6 @@ long ulp_sys_get_robust_list(struct ulp_cb *cb, struct ulp_sys *s)
 
 /* ---- signals to threads ---- */
 
-static int fatal_by_default(int sig)
-{
-	return sig != SIGCHLD && sig != SIGCONT && sig != SIGURG && sig != SIGWINCH &&
-	       sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU;
-}
-
 int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret)
 {
 	long tgid = nr == SYS_tgkill ? a[0] : 0, tid = nr == SYS_tgkill ? a[1] : a[0];
@@ -666,30 +661,18 @@ int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret)
 	return 1;
 }
 
-/* Deliver sig to the running thread: raise it on this worker, blocked until the trap's sigreturn
- * restores the thread's mask, so its handler runs on the thread's own context (as after a
- * syscall), not inside the runtime's frames (a cancellation unwinds through it). */
-static void deliver(struct ulp_cb *cb, int sig)
+/* Deliver sig to the running thread: the ULP's action for it (signal.c), on the thread's own
+ * context as after the trapped call that is ending. */
+static void deliver(struct ulp_cb *cb, int sig, void *uc)
 {
-	struct ulp_ksigaction ka;
-	unsigned long bit = 1ul << (sig - 1);
-	long pid = sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	siginfo_t si;
 
-	if ((bit & ULP_RT_SIGMASK) && sig != SIGSYS) {
-		ulp_tg_die(cb, 0, sig); /* the runtime's handlers stand for SIG_DFL */
-	}
-	if (sig == SIGSYS || sys(SYS_rt_sigaction, sig, 0, (long)&ka, 8, 0, 0) != 0) {
-		ulp_tg_die(cb, 0, sig);
-	}
-	if (ka.handler == SIG_IGN)
-		return;
-	if (ka.handler == SIG_DFL) {
-		if (fatal_by_default(sig))
-			ulp_tg_die(cb, 0, sig);
-		return;
-	}
-	sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&bit, 0, 8, 0, 0);
-	sys(SYS_tgkill, pid, ulp_worker_self()->tid, sig, 0, 0, 0);
+	memset(&si, 0, sizeof(si));
+	si.si_signo = sig;
+	si.si_code = SI_TKILL;
+	si.si_pid = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	si.si_uid = (uid_t)sys(SYS_getuid, 0, 0, 0, 0, 0, 0);
+	ulp_sig_handle(cb, sig, &si, uc);
 }
 
 void ulp_tg_trap_return(struct ulp_cb *cb, void *uc)
@@ -704,13 +687,13 @@ void ulp_tg_trap_return(struct ulp_cb *cb, void *uc)
 	if (tg->dying)
 		end_current(cb);
 	u = ulp_tg_current(cb);
-	mask = *ulp_arch_trap_sigmask(uc);
+	mask = *ulp_sig_mask(cb);
 	pend = atomic_load(&u->sigpending) & ~mask;
 	while (pend) {
 		sig = __builtin_ctzl(pend) + 1;
 		pend &= pend - 1;
 		atomic_fetch_and(&u->sigpending, ~(1ul << (sig - 1)));
-		deliver(cb, sig);
+		deliver(cb, sig, uc);
 	}
 }
 
@@ -818,7 +801,7 @@ long ulp_sys_futex(struct ulp_cb *cb, struct ulp_sys *s)
 	if (!tg_get(cb))
 		return -ENOMEM;
 	u = ulp_tg_current(cb);
-	return ulp_futex(u, a, *ulp_arch_trap_sigmask(s->uc));
+	return ulp_futex(u, a, *ulp_sig_mask(cb));
 }
 
 /* The worker thread's rseq area belongs to the host libc. */

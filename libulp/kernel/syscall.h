@@ -84,8 +84,10 @@ ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;
 /* In a fork child of a ULP (a real process now): 1, and its calls go to ulp_sys_child. */
 int ulp_sys_in_child(void);
 ulp_sys_handler ulp_sys_child;
-/* signals (sys_signal.c) */
-ulp_sys_handler ulp_sys_rt_sigaction, ulp_sys_rt_sigprocmask, ulp_sys_sigaltstack;
+/* signals (sys_signal.c); ulp_sys_alarm is x86_64's alarm (sys_arch.h) */
+ulp_sys_handler ulp_sys_rt_sigaction, ulp_sys_rt_sigprocmask, ulp_sys_sigaltstack,
+    ulp_sys_rt_sigpending, ulp_sys_rt_sigsuspend, ulp_sys_rt_sigtimedwait, ulp_sys_rt_sigqueueinfo,
+    ulp_sys_setitimer, ulp_sys_getitimer, ulp_sys_alarm, ulp_sys_timer_create, ulp_sys_timer_delete;
 /* threads (sys_thread.c); ulp_sys_exit_thread serves exit (this thread; exit_group is
  * ulp_sys_exit) */
 ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_rseq,

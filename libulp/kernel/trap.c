@@ -16,6 +16,7 @@
  * leaves no room on the ULP's) and end only the faulting ULP.
  */
 #include "io.h"
+#include "ulp_signal.h"
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
@@ -60,8 +61,12 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 	if (si->si_code != SYS_SECCOMP) {
 		/* Not a trap: a kick from another thread of a ULP to this worker (exit_group,
 		 * a signal for the thread it runs, uthread.h). Whatever runs now looks at it. */
-		if (cb && cb->magic == ULP_CB_MAGIC)
+		if (cb && cb->magic == ULP_CB_MAGIC) {
 			ulp_tg_kick(cb, ucv);
+			if (ulp_arch_trap_pc(ucv) >= cb->part_lo &&
+			    ulp_arch_trap_pc(ucv) < cb->part_hi)
+				ulp_sig_deliver(cb, ucv);
+		}
 		return;
 	}
 	if (!cb || cb->magic != ULP_CB_MAGIC) {
@@ -100,9 +105,13 @@ void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
 	fix_altstack(ucv);
 	/* The thread may have to end (its ULP is dying) or take a signal sent to it. */
 	ulp_tg_trap_return(cb, ucv);
-	/* Handlers of signals that came for this ULP while it was parked or elsewhere run now,
-	 * before the call returns, as the kernel runs them (io_ring.c). */
-	ulp_io_deliver(cb, ucv);
+	/* Signals posted to this ULP while it was parked or elsewhere, or unblocked by this very
+	 * call, take effect now, before the call returns, as the kernel does it (signal.c). */
+	ulp_sig_deliver(cb, ucv);
+	/* The kernel's mask of a worker never blocks a ULP's signal (masks are per ULP thread,
+	 * signal.c): a frame left by an abandoned handler frame must not bring one back. */
+	if (!ulp_sys_in_child())
+		*ulp_arch_trap_sigmask(ucv) &= ULP_RT_SIGMASK;
 }
 
 static void fault_handler(int sig, siginfo_t *si, void *ucv)
@@ -111,6 +120,12 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 	struct sigaction dfl;
 
 	if (cb && cb->magic == ULP_CB_MAGIC) {
+		/* The ULP's own handler, if it has one (a handler that returns retries the
+		 * faulting instruction, as in a process). */
+		if (ulp_sig_fault(cb, sig, si, ucv)) {
+			fix_altstack(ucv);
+			return;
+		}
 		ulp_proc_set_fault(cb, (uintptr_t)si->si_addr, ulp_arch_trap_pc(ucv));
 		ulp_sys_end(cb, 0, sig);
 	}
@@ -175,6 +190,7 @@ void ulp_trap_task_init(void)
 		if (ulp_rt_signal(sig))
 			ulp_arch_syscall(SYS_rt_sigaction, sig, (long)&saved[sig], 0,
 					 ULP_KSIGSET_SIZE, 0, 0);
+	ulp_sig_task_init(); /* the relay for the ULPs' signals (signal.c) */
 }
 
 /* Raw system calls: this also runs on the workers of PVAS tasks, which have no libc. */
@@ -224,6 +240,9 @@ int ulp_trap_install(struct pvas_region *r)
 		if (ulp_rt_signal(sig))
 			ulp_arch_syscall(SYS_rt_sigaction, sig, 0, (long)&saved[sig],
 					 ULP_KSIGSET_SIZE, 0, 0);
+	rc = ulp_sig_setup(r);
+	if (rc)
+		return rc;
 	rc = install_filter(r);
 	if (rc)
 		return rc;

@@ -32,6 +32,7 @@ struct ulp_uthread {
 	size_t robust_len;
 	_Atomic unsigned long sigpending; /* bit sig-1: sent to this thread, not delivered yet */
 	unsigned long wait_mask;	  /* its signal mask while parked in a futex wait */
+	unsigned long sigmask;		  /* its signal mask (the leader's: cb->sig.mask) */
 	struct ulp_uthread *gnext;	  /* the group's thread list / free list */
 	/* futex wait: guarded by the bucket lock */
 	struct ulp_futex_bucket *fbucket;

@@ -35,6 +35,11 @@ uintptr_t ulp_arch_trap_pc(void *ucv)
 	return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
 }
 
+uintptr_t ulp_arch_trap_sp(void *ucv)
+{
+	return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
+}
+
 _Static_assert(offsetof(struct ulp_arch_regs, rsp) == 56 &&
 		   offsetof(struct ulp_arch_regs, r8) == 64 &&
 		   offsetof(struct ulp_arch_regs, rip) == 128 &&

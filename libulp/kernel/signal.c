@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signals of ULPs: per-ULP dispositions, pending sets, alternate stacks and timers (ulp_signal.h).
+ *
+ * Where a signal goes. The relay is the kernel's action in a PVAS task for every signal a ULP may
+ * catch; it runs on whichever worker the kernel picked and decides by the siginfo:
+ *   - a timer's signal carries the record of the timer (value MAGIC|slot): the ULP that made it;
+ *   - SIGCHLD: the ULP whose child it is (its list of children, sys_fork.c);
+ *   - a signal the kernel sent this process for what the running thread did (SIGPIPE from a
+ *     write, SIGXFSZ: SI_USER from this very process, or SI_KERNEL): the ULP running there;
+ *   - any other (kill from another process, sigqueue): every ULP of the task, as a launcher
+ *     forwards a signal to every rank (docs/usage.md).
+ * A ULP's own kill/raise/tgkill never reach the kernel (sys_proc.c, sys_thread.c).
+ *
+ * Posting sets a bit in the ULP's entry of a region-wide table indexed by pvid (never unmapped,
+ * unlike a control block, so a post racing with the ULP's end touches nothing freed); the entry's
+ * generation changes at each start of a ULP in that partition, so a timer of an ended ULP signals
+ * nobody. A parked call of the ULP ends (io_ring.c) when the signal would do something there.
+ * The ULP runs the action itself, in its own context: at the end of its next trap, at a tick, or
+ * at once when the relay interrupted its code. Handlers of a ULP that ended are never called:
+ * they are only ever called from that ULP's context.
+ */
+#include "ulp_signal.h"
+
+#include "io.h"
+#include "syscall.h"
+#include "uthread.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+
+#define KSA_SIGINFO 4
+#define KSA_ONSTACK 0x08000000
+#define KSA_RESTART 0x10000000
+#define KSA_NODEFER 0x40000000
+#define KSA_RESETHAND 0x80000000
+#define KSA_RESTORER 0x04000000
+
+#define TIMER_MAGIC 0x554c5000l /* "ULP": the high half of a timer signal's value */
+#define MAX_TIMER_RECS 16384
+#define FAULT_STACK (64 * 1024) /* room a fault handler gets on the ULP's stack */
+
+/* One ULP's entry (by pvid). */
+struct sigrec {
+	_Atomic uint64_t pend;	  /* posted, not yet run */
+	_Atomic uint64_t wake;	  /* signals that end a parked call: a handler, or fatal */
+	_Atomic uint64_t restart; /* ... whose handler has SA_RESTART */
+	_Atomic uint64_t blocked; /* the mask as the ULP last set it */
+	_Atomic uint64_t waitset; /* taken by a sigtimedwait in progress */
+	_Atomic uint32_t gen;	  /* bumped at each start of a ULP here */
+	_Atomic int tgid;	  /* the PVAS task it runs in */
+	struct {
+		int code, pid, uid, pad;
+		long value;
+	} info[ULP_NSIG];
+};
+
+/* A timer that signals a ULP. */
+struct timerrec {
+	_Atomic int pvid1; /* pvid + 1; 0: free */
+	uint32_t gen;
+	int kid;
+	long value; /* the program's sigev_value */
+};
+
+static struct pvas_region *region;
+static struct sigrec *recs;
+static struct timerrec *timers;
+static unsigned long relay_restorer;
+
+static long sys(long nr, long a, long b, long c, long d, long e, long f)
+{
+	return ulp_arch_syscall(nr, a, b, c, d, e, f);
+}
+
+static struct sigrec *rec_of(int pvid)
+{
+	return recs && pvid >= 0 && (unsigned)pvid < region->nparts ? &recs[pvid] : NULL;
+}
+
+/* Signals a ULP may catch: not the runtime's, not SIGKILL/SIGSTOP. */
+static int catchable(int sig)
+{
+	return sig >= 1 && sig <= ULP_NSIG && !ulp_rt_signal(sig) && sig != SIGKILL &&
+	       sig != SIGSTOP;
+}
+
+/* ---- posting ---- */
+
+void ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value)
+{
+	struct sigrec *r = rec_of(pvid);
+	unsigned long bit = ULP_SIG_BIT(sig);
+
+	if (!r || sig < 1 || sig > ULP_NSIG)
+		return;
+	r->info[sig - 1].code = code;
+	r->info[sig - 1].pid = pid;
+	r->info[sig - 1].uid = uid;
+	r->info[sig - 1].value = value;
+	atomic_fetch_or(&r->pend, bit);
+	if ((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) ||
+	    (atomic_load(&r->waitset) & bit))
+		ulp_io_signal_note(pvid, region->nparts, (atomic_load(&r->restart) & bit) != 0);
+}
+
+/* Every ULP of this task (a signal from outside). */
+static void broadcast(int sig, int code, int pid, int uid, long value)
+{
+	int self = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), i;
+
+	for (i = ulp_proc_next(region, -1, 0); i >= 0; i = ulp_proc_next(region, i, 0))
+		if (ulp_proc_state(region, i) == ULP_PROC_RUNNING &&
+		    atomic_load(&recs[i].tgid) == self)
+			ulp_sig_post(i, sig, code, pid, uid, value);
+}
+
+/* The ULP of this task with child pid, or -1. */
+static int owner_of_child(int pid)
+{
+	int self = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), i, k;
+
+	for (i = ulp_proc_next(region, -1, 0); i >= 0; i = ulp_proc_next(region, i, 0)) {
+		struct ulp_cb *cb;
+
+		if (ulp_proc_state(region, i) != ULP_PROC_RUNNING ||
+		    atomic_load(&recs[i].tgid) != self || ulp_proc_find(region, i, &cb) != 0)
+			continue;
+		for (k = 0; k < cb->nkids && k < ULP_MAX_KIDS; k++)
+			if (cb->kids[k] == pid)
+				return i;
+	}
+	return -1;
+}
+
+static void child_relay(struct ulp_cb *cb, int sig, siginfo_t *si, void *uc);
+
+static void relay(int sig, siginfo_t *si, void *uc)
+{
+	struct ulp_worker *w = ulp_worker_self();
+	struct ulp_cb *cur = w && w->cur && w->cur->owner ? w->cur->owner : NULL;
+	uintptr_t pc = ulp_arch_trap_pc(uc);
+	long value = (long)si->si_value.sival_ptr;
+	int self, pvid;
+
+	if (!recs || sig < 1 || sig > ULP_NSIG)
+		return;
+	if (ulp_sys_in_child()) {
+		if (cur)
+			child_relay(cur, sig, si, uc);
+		return;
+	}
+	if (si->si_code == SI_TIMER && (value >> 32) == TIMER_MAGIC &&
+	    (value & 0xffffffff) < MAX_TIMER_RECS) {
+		struct timerrec *t = &timers[value & 0xffffffff];
+		int p1 = atomic_load(&t->pvid1);
+
+		if (p1 && atomic_load(&recs[p1 - 1].gen) == t->gen)
+			ulp_sig_post(p1 - 1, sig, SI_TIMER, t->kid, 0, t->value);
+		return; /* a timer of a ULP that ended: nobody's */
+	}
+	if (sig == SIGCHLD && si->si_code > 0) { /* CLD_EXITED ... */
+		pvid = owner_of_child(si->si_pid);
+		if (pvid >= 0)
+			ulp_sig_post(pvid, sig, si->si_code, si->si_pid, (int)si->si_uid,
+				     si->si_status);
+		return;
+	}
+	self = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	if (cur && (si->si_code == SI_KERNEL || (si->si_code == SI_USER && si->si_pid == self))) {
+		ulp_sig_post(cur->pvid, sig, si->si_code, si->si_pid, (int)si->si_uid, 0);
+		/* Its own code was interrupted: run the action now, as the kernel would. Inside
+		 * the runtime (a trap in progress), the trap's end does it. */
+		if (pc >= cur->part_lo && pc < cur->part_hi)
+			ulp_sig_deliver(cur, uc);
+		return;
+	}
+	broadcast(sig, si->si_code, si->si_pid, (int)si->si_uid, value);
+	if (cur && pc >= cur->part_lo && pc < cur->part_hi)
+		ulp_sig_deliver(cur, uc);
+}
+
+static void call_handler(const struct ulp_ksigaction *a, int sig, const siginfo_t *si, void *uc)
+{
+	if (a->flags & KSA_SIGINFO)
+		((void (*)(int, const siginfo_t *, void *))a->handler)(sig, si, uc);
+	else
+		((void (*)(int))a->handler)(sig);
+}
+
+/* In a fork child (a process of its own) a signal the child has not given an action to itself:
+ * the ULP's action as it was at the fork. */
+static void child_relay(struct ulp_cb *cb, int sig, siginfo_t *si, void *uc)
+{
+	const struct ulp_ksigaction *a = &cb->sig.act[sig];
+
+	if (a->handler == SIG_IGN)
+		return;
+	if (a->handler == SIG_DFL) {
+		if (!(ULP_SIG_IGNORED_BY_DEFAULT & ULP_SIG_BIT(sig)))
+			ulp_sys_die(0, sig);
+		return;
+	}
+	call_handler(a, sig, si, uc);
+}
+
+/* ---- running actions ---- */
+
+struct onstack {
+	const struct ulp_ksigaction *a;
+	int sig;
+	const siginfo_t *si;
+	void *uc;
+	ulp_ctx_t back;
+};
+
+static void onstack_entry(void *arg)
+{
+	struct onstack *o = arg;
+	ulp_ctx_t gone;
+
+	call_handler(o->a, o->sig, o->si, o->uc);
+	ulp_arch_switch(&gone, &o->back); /* this context is dropped */
+	__builtin_unreachable();
+}
+
+unsigned long *ulp_sig_mask(struct ulp_cb *cb)
+{
+	struct ulp_uthread *u = ulp_tg_current(cb);
+
+	return u && u != &cb->tg->leader ? &u->sigmask : &cb->sig.mask;
+}
+
+/* Call the handler as the kernel would: the mask widened for its duration, on the ULP's
+ * alternate stack when asked for and not already on it. fault: we run on the worker's stack for
+ * faults, which the handler must not keep (it may be preempted): without an alternate stack of
+ * its own it runs on the ULP's stack, below what the fault interrupted. */
+static void invoke(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc, int fault)
+{
+	struct ulp_ksigaction a = cb->sig.act[sig];
+	unsigned long *m = ulp_sig_mask(cb), old = *m;
+	uintptr_t here = (uintptr_t)&a;
+
+	if (a.flags & KSA_RESETHAND) {
+		cb->sig.act[sig].handler = SIG_DFL;
+		cb->sig.act[sig].flags &= ~(unsigned long)KSA_SIGINFO;
+		ulp_sig_action_changed(cb, sig);
+	}
+	*m = (old | a.mask | ((a.flags & KSA_NODEFER) ? 0 : ULP_SIG_BIT(sig))) &
+	     ~ULP_SIG_UNBLOCKABLE;
+	ulp_sig_set_blocked(cb, *m);
+	if ((a.flags & KSA_ONSTACK) && cb->sig.alt_size &&
+	    !(here >= cb->sig.alt_sp && here < cb->sig.alt_sp + cb->sig.alt_size)) {
+		struct onstack o = {&a, sig, si, uc, {0}};
+		ulp_ctx_t ctx;
+
+		ulp_arch_ctx_init(&ctx, (void *)cb->sig.alt_sp, cb->sig.alt_size, onstack_entry,
+				  &o);
+		ulp_arch_switch(&o.back, &ctx);
+	} else if (fault) {
+		/* Below the interrupted frame's red zone (128 bytes on x86_64 and aarch64). */
+		uintptr_t top = (ulp_arch_trap_sp(uc) - 256) & ~(uintptr_t)63;
+		struct onstack o = {&a, sig, si, uc, {0}};
+		ulp_ctx_t ctx;
+
+		ulp_arch_ctx_init(&ctx, (void *)(top - FAULT_STACK), FAULT_STACK, onstack_entry,
+				  &o);
+		ulp_arch_switch(&o.back, &ctx);
+	} else {
+		call_handler(&a, sig, si, uc);
+	}
+	/* The mask from before (what the handler changed is dropped, as at sigreturn). A
+	 * handler that leaves by siglongjmp sets its own through sigprocmask. */
+	m = ulp_sig_mask(cb);
+	*m = old;
+	ulp_sig_set_blocked(cb, old);
+}
+
+void ulp_sig_handle(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc)
+{
+	void *h = cb->sig.act[sig].handler;
+
+	if (h == SIG_IGN)
+		return;
+	if (h == SIG_DFL) {
+		if (!(ULP_SIG_IGNORED_BY_DEFAULT & ULP_SIG_BIT(sig)))
+			ulp_sys_end(cb, 0, sig); /* "killed by SIGx": this ULP only */
+		return;
+	}
+	invoke(cb, sig, si, uc, 0);
+}
+
+int ulp_sig_fault(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc)
+{
+	void *h = cb->sig.act[sig].handler;
+
+	if (h == SIG_DFL || h == SIG_IGN || ulp_sys_in_child() ||
+	    (*ulp_sig_mask(cb) & ULP_SIG_BIT(sig)) || ulp_arch_trap_pc(uc) < cb->part_lo ||
+	    ulp_arch_trap_pc(uc) >= cb->part_hi)
+		return 0; /* blocked or ignored kills, as in the kernel; so does one of the runtime
+			   */
+	invoke(cb, sig, si, uc, 1);
+	return 1;
+}
+
+int ulp_sig_deliver(struct ulp_cb *cb, void *uc)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+	unsigned long mask, p, bit;
+	int sig, n = 0;
+
+	if (!r || !atomic_load_explicit(&r->pend, memory_order_relaxed) || ulp_sys_in_child())
+		return 0;
+	if (!uc) { /* no frame at hand (a restarted wait): the handler gets an empty one */
+		ucontext_t none;
+
+		memset(&none, 0, sizeof(none));
+		return ulp_sig_deliver(cb, &none);
+	}
+	mask = *ulp_sig_mask(cb);
+	while ((p = atomic_load(&r->pend) & ~mask) != 0) {
+		siginfo_t si;
+
+		sig = __builtin_ctzl(p) + 1;
+		bit = ULP_SIG_BIT(sig);
+		if (!(atomic_fetch_and(&r->pend, ~bit) & bit))
+			continue;
+		memset(&si, 0, sizeof(si));
+		si.si_signo = sig;
+		si.si_code = r->info[sig - 1].code;
+		si.si_pid = r->info[sig - 1].pid;
+		si.si_uid = (uid_t)r->info[sig - 1].uid;
+		si.si_value.sival_ptr = (void *)r->info[sig - 1].value;
+		if (cb->sig.act[sig].handler != SIG_IGN && cb->sig.act[sig].handler != SIG_DFL)
+			n++;
+		ulp_sig_handle(cb, sig, &si, uc);
+	}
+	return n;
+}
+
+int ulp_sig_would_interrupt(int pvid)
+{
+	struct sigrec *r = rec_of(pvid);
+
+	return r && (atomic_load(&r->pend) & atomic_load(&r->wake) & ~atomic_load(&r->blocked));
+}
+
+unsigned long ulp_sig_pending(struct ulp_cb *cb)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+	struct ulp_uthread *u = ulp_tg_current(cb);
+
+	return (r ? atomic_load(&r->pend) : 0) | (u ? atomic_load(&u->sigpending) : 0);
+}
+
+int ulp_sig_take(struct ulp_cb *cb, unsigned long want, siginfo_t *si)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+	struct ulp_uthread *u = ulp_tg_current(cb);
+	unsigned long p, bit;
+	int sig;
+
+	memset(si, 0, sizeof(*si));
+	if (u && (p = atomic_load(&u->sigpending) & want) != 0) {
+		sig = __builtin_ctzl(p) + 1;
+		bit = ULP_SIG_BIT(sig);
+		if (atomic_fetch_and(&u->sigpending, ~bit) & bit) {
+			si->si_signo = sig;
+			si->si_code = SI_TKILL;
+			si->si_pid = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+			return sig;
+		}
+	}
+	while (r && (p = atomic_load(&r->pend) & want) != 0) {
+		sig = __builtin_ctzl(p) + 1;
+		bit = ULP_SIG_BIT(sig);
+		if (!(atomic_fetch_and(&r->pend, ~bit) & bit))
+			continue;
+		si->si_signo = sig;
+		si->si_code = r->info[sig - 1].code;
+		si->si_pid = r->info[sig - 1].pid;
+		si->si_uid = (uid_t)r->info[sig - 1].uid;
+		si->si_value.sival_ptr = (void *)r->info[sig - 1].value;
+		return sig;
+	}
+	return 0;
+}
+
+void ulp_sig_set_blocked(struct ulp_cb *cb, unsigned long mask)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+
+	if (r)
+		atomic_store(&r->blocked, mask & ~ULP_RT_SIGMASK);
+}
+
+void ulp_sig_set_waitset(struct ulp_cb *cb, unsigned long set)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+
+	if (r)
+		atomic_store(&r->waitset, set);
+}
+
+void ulp_sig_action_changed(struct ulp_cb *cb, int sig)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+	const struct ulp_ksigaction *a = &cb->sig.act[sig];
+	unsigned long bit = ULP_SIG_BIT(sig);
+	int wakes;
+
+	if (!r)
+		return;
+	if (a->handler == SIG_IGN ||
+	    (a->handler == SIG_DFL && (ULP_SIG_IGNORED_BY_DEFAULT & bit))) {
+		atomic_fetch_and(&r->pend, ~bit); /* discarded, as POSIX says */
+		wakes = 0;
+	} else {
+		wakes = 1;
+	}
+	if (wakes)
+		atomic_fetch_or(&r->wake, bit);
+	else
+		atomic_fetch_and(&r->wake, ~bit);
+	if (a->handler != SIG_DFL && (a->flags & KSA_RESTART))
+		atomic_fetch_or(&r->restart, bit);
+	else
+		atomic_fetch_and(&r->restart, ~bit);
+}
+
+/* ---- the kernel's side ---- */
+
+void ulp_sig_relay_on(int sig)
+{
+	struct ulp_ksigaction k, n;
+
+	if (!catchable(sig) || !relay_restorer)
+		return;
+	if (sys(SYS_rt_sigaction, sig, 0, (long)&k, ULP_KSIGSET_SIZE, 0, 0) == 0 &&
+	    k.handler == (void *)relay)
+		return;
+	memset(&n, 0, sizeof(n));
+	n.handler = (void *)relay;
+	/* SA_RESTART: the runtime's own waits go on; the ULP's parked calls are ended by the
+	 * post. No SA_ONSTACK: on the stack of what was interrupted, like the trap. */
+	n.flags = KSA_SIGINFO | KSA_RESTART | KSA_RESTORER;
+	n.restorer = (void *)relay_restorer;
+	sys(SYS_rt_sigaction, sig, (long)&n, 0, ULP_KSIGSET_SIZE, 0, 0);
+}
+
+void ulp_sig_task_init(void)
+{
+	int sig;
+
+	/* Stop signals stop the whole task (the kernel's default; docs/usage.md). */
+	for (sig = 1; sig <= ULP_NSIG; sig++)
+		if (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
+			ulp_sig_relay_on(sig);
+}
+
+int ulp_sig_setup(struct pvas_region *r)
+{
+	struct ulp_ksigaction k;
+	size_t len = (size_t)r->nparts * sizeof(struct sigrec);
+
+	if (recs)
+		return 0;
+	/* The restorer the kernel needs for a handler: libc's, as it gave it for SIGSYS. */
+	if (sys(SYS_rt_sigaction, SIGSYS, 0, (long)&k, ULP_KSIGSET_SIZE, 0, 0) != 0 ||
+	    !(k.flags & KSA_RESTORER))
+		return -EINVAL;
+	relay_restorer = (unsigned long)k.restorer;
+	timers = ulp_raw_mmap(MAX_TIMER_RECS * sizeof(*timers), MAP_NORESERVE);
+	recs = ulp_raw_mmap(len, MAP_NORESERVE);
+	if (!recs || !timers)
+		return -ENOMEM;
+	region = r;
+	return 0;
+}
+
+void ulp_sig_start(struct ulp_cb *cb)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+	unsigned long m;
+	int sig;
+
+	if (!r)
+		return;
+	atomic_fetch_add(&r->gen, 1);
+	atomic_store(&r->pend, 0);
+	atomic_store(&r->blocked, 0);
+	atomic_store(&r->waitset, 0);
+	atomic_store(&r->tgid, (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0));
+	for (sig = 1; sig <= ULP_NSIG; sig++)
+		ulp_sig_action_changed(cb, sig);
+	/* A process starts with no signal blocked; the worker's own (runtime) bits stay. */
+	if (sys(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&m, ULP_KSIGSET_SIZE, 0, 0) == 0 &&
+	    (m & ~ULP_RT_SIGMASK)) {
+		m &= ULP_RT_SIGMASK;
+		sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, ULP_KSIGSET_SIZE, 0, 0);
+	}
+}
+
+void ulp_sig_fork_child(struct ulp_cb *cb, void *uc)
+{
+	unsigned long *m = ulp_arch_trap_sigmask(uc);
+
+	/* A process's mask is the kernel's: the thread's, from the trap's sigreturn on. */
+	*m = (*m & ULP_RT_SIGMASK) | *ulp_sig_mask(cb);
+	struct ulp_ksigaction n;
+	int sig;
+
+	for (sig = 1; sig <= ULP_NSIG; sig++) {
+		void *h = cb->sig.act[sig].handler;
+
+		if (!catchable(sig) || (h != SIG_IGN && h != SIG_DFL))
+			continue; /* handlers: the relay calls them (child_relay) */
+		memset(&n, 0, sizeof(n));
+		n.handler = h;
+		sys(SYS_rt_sigaction, sig, (long)&n, 0, ULP_KSIGSET_SIZE, 0, 0);
+	}
+}
+
+/* ---- timers ---- */
+
+static int timer_slot(struct ulp_cb *cb, long value)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+	int i;
+
+	if (!r)
+		return -EAGAIN;
+	for (i = 0; i < MAX_TIMER_RECS; i++) {
+		int zero = 0;
+
+		if (atomic_load_explicit(&timers[i].pvid1, memory_order_relaxed))
+			continue;
+		timers[i].gen = atomic_load(&r->gen);
+		timers[i].value = value;
+		timers[i].kid = -1;
+		if (atomic_compare_exchange_strong(&timers[i].pvid1, &zero, cb->pvid + 1))
+			return i;
+	}
+	return -EAGAIN;
+}
+
+static long make_timer(struct ulp_cb *cb, int clk, int signo, long value, int *kid, int *slot)
+{
+	struct sigevent sev;
+	int s = timer_slot(cb, value), id = -1;
+	long rc;
+
+	if (s < 0)
+		return s;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_SIGNAL;
+	sev.sigev_signo = signo;
+	sev.sigev_value.sival_ptr = (void *)((TIMER_MAGIC << 32) | s);
+	rc = sys(SYS_timer_create, clk, (long)&sev, (long)&id, 0, 0, 0);
+	if (rc) {
+		atomic_store(&timers[s].pvid1, 0);
+		return rc;
+	}
+	ulp_sig_relay_on(signo);
+	timers[s].kid = id;
+	*kid = id;
+	*slot = s;
+	return 0;
+}
+
+long ulp_sig_timer_create(struct ulp_cb *cb, int clk, int signo, long value, int *kid)
+{
+	struct ulp_sigstate *st = &cb->sig;
+	int slot;
+	long rc;
+
+	if (!catchable(signo))
+		return -EINVAL;
+	if (st->ntimers >= ULP_MAX_TIMERS)
+		return -EAGAIN;
+	rc = make_timer(cb, clk, signo, value, kid, &slot);
+	if (rc)
+		return rc;
+	st->timers[st->ntimers].kid = *kid;
+	st->timers[st->ntimers].slot = slot;
+	st->ntimers++;
+	return 0;
+}
+
+long ulp_sig_timer_delete(struct ulp_cb *cb, int kid)
+{
+	struct ulp_sigstate *st = &cb->sig;
+	int i;
+
+	for (i = 0; i < st->ntimers; i++) {
+		if (st->timers[i].kid != kid)
+			continue;
+		sys(SYS_timer_delete, kid, 0, 0, 0, 0, 0);
+		atomic_store(&timers[st->timers[i].slot].pvid1, 0);
+		st->timers[i] = st->timers[--st->ntimers];
+		return 0;
+	}
+	return -EINVAL; /* not one of this ULP's */
+}
+
+long ulp_sig_alarm_timer(struct ulp_cb *cb)
+{
+	struct ulp_sigstate *st = &cb->sig;
+	int kid, slot;
+	long rc;
+
+	if (st->alarm_timer)
+		return st->alarm_timer - 1;
+	rc = make_timer(cb, CLOCK_MONOTONIC, SIGALRM, 0, &kid, &slot);
+	if (rc)
+		return rc;
+	st->alarm_timer = kid + 1;
+	st->alarm_slot = slot;
+	return kid;
+}
+
+void ulp_sig_exit(struct ulp_cb *cb)
+{
+	struct ulp_sigstate *st = &cb->sig;
+
+	while (st->ntimers)
+		ulp_sig_timer_delete(cb, st->timers[0].kid);
+	if (st->alarm_timer) {
+		sys(SYS_timer_delete, st->alarm_timer - 1, 0, 0, 0, 0, 0);
+		atomic_store(&timers[st->alarm_slot].pvid1, 0);
+		st->alarm_timer = 0;
+	}
+}
+
+void ulp_sig_timer_value(struct ulp_cb *cb, int kid, long value)
+{
+	int i;
+
+	for (i = 0; i < cb->sig.ntimers; i++)
+		if (cb->sig.timers[i].kid == kid)
+			timers[cb->sig.timers[i].slot].value = value;
+}
+
+int ulp_sig_is_relay(void *handler)
+{
+	return handler == (void *)relay;
+}

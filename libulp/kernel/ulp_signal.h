@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signals of ULPs (signal.c): each ULP has its own dispositions, pending set, alternate stack and
+ * timers, as a process has, and each of its threads its own mask. The masks are the runtime's
+ * alone: the kernel's mask of a worker never blocks a signal a ULP may catch (a worker runs many
+ * ULPs, and a mask left by one would hold back the signals of the next).
+ *
+ * The kernel sees one disposition per PVAS task: for every signal a ULP may catch it is the relay
+ * (signal.c), which finds the ULP the signal is for and posts it there. The ULP runs the handler
+ * itself, in its own context, when it next comes out of the runtime (the end of a trap, a
+ * preemption tick) or at once when the relay interrupted its own code. docs/syscalls.md, "Signals".
+ *
+ * Everything here may run with a ULP's TLS loaded: raw system calls, no errno, no libc state.
+ */
+#ifndef ULP_KERNEL_ULP_SIGNAL_H
+#define ULP_KERNEL_ULP_SIGNAL_H
+
+#include <signal.h>
+
+#include "proc.h"
+
+/* Once per process, before ULPs run (hosted): the per-ULP tables, the relay's restorer. */
+int ulp_sig_setup(struct pvas_region *r);
+/* In a PVAS task's first thread: the relay becomes the kernel's action for every signal a ULP
+ * may catch (raw). */
+void ulp_sig_task_init(void);
+/* A ULP's first run, in its own context before its program starts: nothing pending, no mask. */
+void ulp_sig_start(struct ulp_cb *cb);
+/* A ULP has ended (its exit path, any context of its task): its timers go. */
+void ulp_sig_exit(struct ulp_cb *cb);
+/* In a fork child of cb (a real process from now on): the ULP's dispositions become the kernel's
+ * (ignored signals stay ignored across the child's execve). */
+void ulp_sig_fork_child(struct ulp_cb *cb, void *uc);
+
+/* Post sig for ULP pvid (a process-directed signal): pending until the ULP runs its action.
+ * code/pid/uid/value: what its siginfo says. */
+void ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value);
+/* Run the actions of the signals pending for cb that its running thread's mask lets through. uc:
+ * the frame the ULP resumes from (NULL: none at hand). Returns how many handlers ran (a fatal
+ * one does not return). */
+int ulp_sig_deliver(struct ulp_cb *cb, void *uc);
+/* The action of sig for the running thread of cb, now: ignore, end the ULP, or its handler. */
+void ulp_sig_handle(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc);
+/* A synchronous fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE) of cb's code: 1 when the ULP's handler
+ * ran (the frame resumes), 0 when the fault ends the ULP. */
+int ulp_sig_fault(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc);
+
+/* The signal mask of cb's running thread. */
+unsigned long *ulp_sig_mask(struct ulp_cb *cb);
+/* A signal is pending for ULP pvid that ends a parked call (not yet run). */
+int ulp_sig_would_interrupt(int pvid);
+/* Pending for cb, any thread (sigpending). */
+unsigned long ulp_sig_pending(struct ulp_cb *cb);
+/* Take one of `want` from cb's pending set: its number and siginfo, or 0. */
+int ulp_sig_take(struct ulp_cb *cb, unsigned long want, siginfo_t *si);
+/* What the ULP's threads block (for parked calls, which have no frame to read it from) and the
+ * signals a wait takes (sigtimedwait, sigsuspend) even when blocked. */
+void ulp_sig_set_blocked(struct ulp_cb *cb, unsigned long mask);
+void ulp_sig_set_waitset(struct ulp_cb *cb, unsigned long set);
+/* Whether a kernel action's handler is the relay. */
+int ulp_sig_is_relay(void *handler);
+/* The relay as the kernel's action for sig in this process (a ULP set an action). */
+void ulp_sig_relay_on(int sig);
+/* A ULP's action changed: what ends its parked calls follows. */
+void ulp_sig_action_changed(struct ulp_cb *cb, int sig);
+
+/* Timers whose expiry signals a ULP (timer_create with SIGEV_SIGNAL, alarm, setitimer): a kernel
+ * timer (CLOCK clk) whose signal carries a record the relay maps back to the ULP. */
+long ulp_sig_timer_create(struct ulp_cb *cb, int clk, int signo, long value, int *kid);
+long ulp_sig_timer_delete(struct ulp_cb *cb, int kid);
+/* The sigev_value its signal carries (a timer made without a sigevent carries its id). */
+void ulp_sig_timer_value(struct ulp_cb *cb, int kid, long value);
+/* alarm / ITIMER_REAL's timer of cb (made on first use); negative: -errno. */
+long ulp_sig_alarm_timer(struct ulp_cb *cb);
+
+/* Signals whose default action ends the process, as bits (bit sig-1). */
+#define ULP_SIG_BIT(s) (1ul << ((s)-1))
+#define ULP_SIG_IGNORED_BY_DEFAULT                                                                 \
+	(ULP_SIG_BIT(SIGCHLD) | ULP_SIG_BIT(SIGCONT) | ULP_SIG_BIT(SIGURG) |                       \
+	 ULP_SIG_BIT(SIGWINCH) | ULP_SIG_BIT(SIGSTOP) | ULP_SIG_BIT(SIGTSTP) |                     \
+	 ULP_SIG_BIT(SIGTTIN) | ULP_SIG_BIT(SIGTTOU))
+#define ULP_SIG_UNBLOCKABLE (ULP_SIG_BIT(SIGKILL) | ULP_SIG_BIT(SIGSTOP))
+
+#endif

@@ -1,0 +1,91 @@
+#!/bin/sh
+# Signals are per ULP: handlers, ignore, masks, pending sets, sigaltstack, siglongjmp, alarm and
+# timers, each ULP's to itself (tests/integ/progs/sigs.c checks itself and runs the same as a
+# process); a default-fatal signal (SIGPIPE) ends only the ULP that caused it; signals from
+# outside reach every ULP of the task, and ulpspawn forwards SIGUSR1 to every rank.
+# Usage: tests/integ/signals.sh BUILD_DIR
+O=${1:-build}
+. tests/integ/lib.sh
+P=$O/tests/integ
+X=$O/bin/ulpexec
+S=$O/bin/ulpspawn
+export TEST_TIMEOUT=120
+
+# The process is the reference: every check of the program passes there.
+if expect "as a process" 0 $P/sigs all && [ "$(lines FAIL)" = 0 ]; then
+	checks=$(lines ': ok$')
+	ok "as a process: $checks signal checks pass"
+else
+	checks=0
+	no "as a process: the signal checks pass"
+fi
+
+for prog in sigs sigs_dyn; do
+	for how in "$X -n 2 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"; do
+		n=$(echo "$how" | sed 's/.*-n \([0-9]*\).*/\1/')
+		name="$prog, $n ULPs ($how): handler, ignore, block+unblock, SA_RESETHAND, sigqueue, sigaltstack, sigwait, SIGSEGV handler, alarm, EINTR, sigsuspend, timer_create, siglongjmp out of SIGALRM"
+		if [ "$checks" -gt 0 ] && expect "$prog $how" 0 $how $P/$prog all &&
+			[ "$(lines ': ok$')" = $((checks * n)) ] && [ "$(lines FAIL)" = 0 ]; then
+			ok "$name"
+		else
+			no "$name"
+		fi
+	done
+done
+
+# Two ranks' alarms and timers at once: each fires once, to its own handler (the timer's value
+# names the rank).
+if expect "alarm in two ranks" 0 $X -n 2 -w 1 $P/sigs only alarm timer sleep &&
+	[ "$(lines 'alarm: own handler, once: ok')" = 2 ] &&
+	[ "$(lines 'timer_create: own handler, own value: ok')" = 2 ] && [ "$(lines FAIL)" = 0 ]; then
+	ok "alarm, setitimer and timer_create in two ranks on one worker: each to its own handler"
+else no "alarm, setitimer and timer_create in two ranks on one worker: each to its own handler"; fi
+
+# SIGPIPE ends the writer only; the others finish; the status is the process's (141).
+expect "sigpipe process" 141 $P/sigs pipe 0
+pstatus=$?
+if [ "$pstatus" = 0 ] && expect "sigpipe" 141 $X -n 3 -w 1 $P/sigs pipe 1 &&
+	[ "$(lines 'finished$')" = 2 ] && [ "$(lines survived)" = 0 ] &&
+	grep -q 'rank 1 .*killed by SIGPIPE' "$T/out"; then
+	ok "SIGPIPE in one of three ranks ends that rank alone (killed by SIGPIPE, status 141 as a process)"
+else no "SIGPIPE in one of three ranks ends that rank alone (killed by SIGPIPE, status 141 as a process)"; fi
+
+# Wait until $T/out has $1 lines "waiting" (the ranks are in pause()).
+wait_waiting() {
+	i=0
+	while [ "$(lines waiting)" != "$1" ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# kill -TERM at the task: each ULP takes its default action, reported per rank.
+timeout 60 $X -n 3 -w 1 $P/sigs term >"$T/out" 2>&1 &
+tp=$!
+wait_waiting 3
+task=$(pgrep -P "$(pgrep -P $tp)")
+kill -TERM $task
+wait $tp
+st=$?
+if [ "$st" = 143 ] && [ "$(lines 'killed by SIGTERM')" = 3 ]; then
+	ok "SIGTERM sent to a task from outside ends each of its ULPs (killed by SIGTERM)"
+else
+	echo "# status $st" >>"$T/out"
+	no "SIGTERM sent to a task from outside ends each of its ULPs (killed by SIGTERM)"
+fi
+
+# ulpspawn forwards SIGUSR1 to every rank; each runs its own handler and exits 0.
+timeout 60 $S -n 4 -t 2 $P/sigs usr1 >"$T/out" 2>&1 &
+tp=$!
+wait_waiting 4
+kill -USR1 "$(pgrep -P $tp)"
+wait $tp
+st=$?
+if [ "$st" = 0 ] && [ "$(lines 'got SIGUSR1$')" = 4 ]; then
+	ok "ulpspawn forwards SIGUSR1 to every rank of every task; each runs its own handler"
+else
+	echo "# status $st" >>"$T/out"
+	no "ulpspawn forwards SIGUSR1 to every rank of every task; each runs its own handler"
+fi
+
+finish signals
