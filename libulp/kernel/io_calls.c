@@ -600,6 +600,9 @@ long ulp_sys_io_block(struct ulp_cb *cb, struct ulp_sys *s)
 	case SYS_pwrite64:
 	case SYS_preadv:
 	case SYS_pwritev:
+		/* 0-2 that this ULP closed (sys_io.c) are closed for it, open for the others */
+		if ((unsigned long)a[0] <= 2 && (cb->std_closed & (1u << a[0])))
+			return -EBADF;
 		*ret = do_rw(cb, nr, a);
 		break;
 	case SYS_recvfrom:

@@ -126,7 +126,7 @@ static int owner_of_child(int pid)
 		struct ulp_cb *cb;
 
 		if (ulp_proc_state(region, i) != ULP_PROC_RUNNING ||
-		    atomic_load(&recs[i].tgid) != self || ulp_proc_find(region, i, &cb) != 0)
+		    atomic_load(&recs[i].tgid) != self || ulp_proc_find(region, i, &cb) < 0)
 			continue;
 		for (k = 0; k < cb->nkids && k < ULP_MAX_KIDS; k++)
 			if (cb->kids[k] == pid)

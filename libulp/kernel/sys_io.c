@@ -8,6 +8,36 @@
 #include "syscall.h"
 
 #include <errno.h>
+#include <linux/close_range.h>
+
+/* The runtime's own descriptors in this process, ascending (-1: none): the task's io_uring, the
+ * host's end-of-ULP eventfd, the backend's. A program may not close them. */
+static void runtime_fds(const struct ulp_cb *cb, int fds[3])
+{
+	int i, j, x;
+
+	fds[0] = ulp_io_fd();
+	fds[1] = cb->region->end_efd;
+	fds[2] = cb->region->backend_fd;
+	for (i = 0; i < 3; i++)
+		for (j = i + 1; j < 3; j++)
+			if (fds[j] < fds[i]) {
+				x = fds[i];
+				fds[i] = fds[j];
+				fds[j] = x;
+			}
+}
+
+static int is_runtime_fd(const struct ulp_cb *cb, long fd)
+{
+	int fds[3], i;
+
+	runtime_fds(cb, fds);
+	for (i = 0; i < 3; i++)
+		if (fds[i] >= 0 && fd == fds[i])
+			return 1;
+	return 0;
+}
 
 /* A ULP that closes stdin, stdout or stderr at exit (coreutils' close_stdout) must not close them
  * for the others: it sees them closed, they stay open. */
@@ -21,7 +51,45 @@ long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
 		cb->std_closed |= 1u << fd;
 		return r;
 	}
-	if (fd == ulp_io_fd())
-		return -EBADF; /* the task's io_uring, not the program's */
+	if (is_runtime_fd(cb, fd))
+		return -EBADF; /* the runtime's, not the program's */
 	return ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+}
+
+/* close_range (glibc's closefrom): 0-2 as close does them (for this ULP only); the rest natively,
+ * around the runtime's own descriptors. CLOSE_RANGE_UNSHARE would give the worker, which runs
+ * every ULP of the task, an fd table of its own: refused. */
+long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	unsigned first = (unsigned)s->a[0], last = (unsigned)s->a[1], flags = (unsigned)s->a[2];
+	unsigned fd, lo;
+	int fds[3], i;
+	long r;
+
+	if (first > last || (flags & ~(unsigned)(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
+		return -EINVAL;
+	if (flags & CLOSE_RANGE_UNSHARE)
+		return -EINVAL;
+	/* CLOEXEC on 0-2 would reach every ULP's children: left alone (fork children are
+	 * processes of their own and may set it there). */
+	for (fd = first; fd <= last && fd <= 2; fd++)
+		if (!(flags & CLOSE_RANGE_CLOEXEC))
+			cb->std_closed |= 1u << fd;
+	if (last < 3)
+		return 0;
+	lo = first < 3 ? 3 : first;
+	runtime_fds(cb, fds);
+	for (i = 0; i < 3; i++) {
+		if (fds[i] < 0 || (unsigned)fds[i] < lo || (unsigned)fds[i] > last)
+			continue;
+		if ((unsigned)fds[i] > lo) {
+			r = ulp_arch_syscall(SYS_close_range, lo, fds[i] - 1, flags, 0, 0, 0);
+			if (r)
+				return r;
+		}
+		lo = (unsigned)fds[i] + 1;
+		if (lo == 0 || lo > last)
+			return 0;
+	}
+	return ulp_arch_syscall(SYS_close_range, lo, last, flags, 0, 0, 0);
 }

@@ -11,6 +11,8 @@
 #include "uthread.h"
 
 #include <errno.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <signal.h>
 
 /* Every thread of the ULP ends, then the ULP (sys_thread.c). */
@@ -80,4 +82,32 @@ long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 long ulp_sys_sched_yield(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	return ulp_io_yield(cb); /* the yield policy (io_calls.c) */
+}
+
+/*
+ * seccomp filters and strict mode stay with the kernel thread, here a worker that runs every ULP
+ * of the task: one ULP's filter would outlive it and judge the others. Refused with EINVAL, what
+ * a kernel without seccomp says (programs that sandbox themselves then go on without it). The
+ * queries (SECCOMP_GET_ACTION_AVAIL, SECCOMP_GET_NOTIF_SIZES) are the kernel's.
+ */
+long ulp_sys_seccomp(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	if (s->a[0] == SECCOMP_SET_MODE_STRICT || s->a[0] == SECCOMP_SET_MODE_FILTER)
+		return -EINVAL;
+	return ulp_arch_syscall(SYS_seccomp, s->a[0], s->a[1], s->a[2], 0, 0, 0);
+}
+
+/* prctl: PR_SET_SECCOMP refused as seccomp is; PR_GET_SECCOMP says 0 (the runtime's filter is
+ * not the program's). PR_SET_NO_NEW_PRIVS is harmless: the runtime set it for the whole process
+ * already (a seccomp filter needs it), and it only narrows what execve may gain. The rest is the
+ * kernel's, for the worker thread (PR_SET_NAME names the worker). */
+long ulp_sys_prctl(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long *a = s->a;
+
+	if (a[0] == PR_SET_SECCOMP)
+		return -EINVAL;
+	if (a[0] == PR_GET_SECCOMP)
+		return 0;
+	return ulp_arch_syscall(SYS_prctl, a[0], a[1], a[2], a[3], a[4], 0);
 }

@@ -22,6 +22,8 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_tkill] = ulp_sys_kill,
     [SYS_tgkill] = ulp_sys_kill,
     [SYS_sched_yield] = ulp_sys_sched_yield,
+    [SYS_seccomp] = ulp_sys_seccomp,
+    [SYS_prctl] = ulp_sys_prctl,
     [SYS_execve] = ulp_sys_execve,
     [SYS_execveat] = ulp_sys_execve,
     [SYS_wait4] = ulp_sys_wait4,
@@ -52,6 +54,7 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_futex] = ulp_sys_futex,
     /* I/O: sys_io.c */
     [SYS_close] = ulp_sys_close,
+    [SYS_close_range] = ulp_sys_close_range,
     [SYS_read] = ulp_sys_io_block,
     [SYS_write] = ulp_sys_io_block,
     [SYS_readv] = ulp_sys_io_block,

@@ -77,7 +77,7 @@ uintptr_t ulp_sys_tls_get(const struct ulp_cb *cb);
 ulp_sys_handler ulp_sys_brk, ulp_sys_mmap, ulp_sys_munmap, ulp_sys_mremap, ulp_sys_mprotect,
     ulp_sys_madvise;
 /* process (sys_proc.c); ulp_sys_kill serves kill, tkill and tgkill */
-ulp_sys_handler ulp_sys_exit, ulp_sys_kill, ulp_sys_sched_yield;
+ulp_sys_handler ulp_sys_exit, ulp_sys_kill, ulp_sys_sched_yield, ulp_sys_seccomp, ulp_sys_prctl;
 /* process: children (sys_fork.c); ulp_sys_fork serves fork, vfork and clone of a process,
  * ulp_sys_execve execve and execveat */
 ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;
@@ -95,7 +95,7 @@ ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_
     ulp_sys_sched_getaffinity, ulp_sys_sched_setaffinity, ulp_sys_futex;
 /* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
  * on its task's io_uring */
-ulp_sys_handler ulp_sys_close, ulp_sys_io_block;
+ulp_sys_handler ulp_sys_close, ulp_sys_close_range, ulp_sys_io_block;
 /* calls only this architecture has (libulp/arch/<arch>/sys_arch.c) */
 ulp_sys_handler ULP_ARCH_SYS_HANDLERS;
 

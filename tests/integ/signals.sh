@@ -2,7 +2,8 @@
 # Signals are per ULP: handlers, ignore, masks, pending sets, sigaltstack, siglongjmp, alarm and
 # timers, each ULP's to itself (tests/integ/progs/sigs.c checks itself and runs the same as a
 # process); a default-fatal signal (SIGPIPE) ends only the ULP that caused it; signals from
-# outside reach every ULP of the task, and ulpspawn forwards SIGUSR1 to every rank.
+# outside reach every ULP of the task, and ulpspawn forwards SIGUSR1 to every rank. Also the fd
+# and seccomp calls that would reach the other ULPs (close_range, seccomp).
 # Usage: tests/integ/signals.sh BUILD_DIR
 O=${1:-build}
 . tests/integ/lib.sh
@@ -87,5 +88,19 @@ else
 	echo "# status $st" >>"$T/out"
 	no "ulpspawn forwards SIGUSR1 to every rank of every task; each runs its own handler"
 fi
+
+# close_range in one ULP (closefrom) closes its own 0-2 for it alone; the others' stdout works.
+mkdir -p "$T/cr" "$T/crp"
+if expect "closerange process" 0 $P/fds closerange "$T/crp" &&
+	[ "$(cat "$T/crp/r0")" = "closed for rank 0" ] &&
+	expect "closerange" 0 $X -n 3 -w 1 $P/fds closerange "$T/cr" &&
+	[ "$(cat "$T/cr/r0")" = "closed for rank 0" ] && [ "$(lines 'stdout works$')" = 2 ]; then
+	ok "close_range in one ULP closes 0-2 for it alone (EBADF as a process); the others' stdout works"
+else no "close_range in one ULP closes 0-2 for it alone (EBADF as a process); the others' stdout works"; fi
+
+# seccomp is refused (EINVAL, as a kernel without it): no filter outlives its ULP on the worker.
+if expect "seccomp" 0 $X -n 2 -w 1 $P/fds seccomp && [ "$(lines 'seccomp: refused$')" = 2 ]; then
+	ok "seccomp(SET_MODE_FILTER) and prctl(PR_SET_SECCOMP) refused with EINVAL; the next ULP on the worker runs"
+else no "seccomp(SET_MODE_FILTER) and prctl(PR_SET_SECCOMP) refused with EINVAL; the next ULP on the worker runs"; fi
 
 finish signals
