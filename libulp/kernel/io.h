@@ -23,6 +23,7 @@ struct ulp_io_worker {
 	struct ulp_task *tick_task; /* what ran at the last tick, and its switch count */
 	uint64_t tick_switches;
 	unsigned yield_streak; /* yields in a row with nothing else ready (yield policy) */
+	uint64_t cpu_seen;     /* the worker thread's CPU time at the last tick (accounting) */
 };
 
 /* One parked call: lives on the ULP's stack (in the trap handler's frame) until it resumes. */

@@ -130,6 +130,9 @@ struct ulp_cb {
 	int kids[ULP_MAX_KIDS];
 	struct ulp_tg *tg; /* its threads (uthread.h), NULL until the first thread call */
 	struct ulp_sigstate sig;
+	/* CPU time its threads used, user and system (the runtime on its behalf), in ns: charged by
+	 * the preemption tick of the worker that runs it (preempt.c) */
+	_Atomic uint64_t cpu_ns[2];
 	char path[256];
 };
 

@@ -11,6 +11,9 @@
 #include "uthread.h"
 
 #include <errno.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/times.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <signal.h>
@@ -110,4 +113,40 @@ long ulp_sys_prctl(struct ulp_cb *cb, struct ulp_sys *s)
 	if (a[0] == PR_GET_SECCOMP)
 		return 0;
 	return ulp_arch_syscall(SYS_prctl, a[0], a[1], a[2], a[3], a[4], 0);
+}
+
+/* ---- CPU accounting: the ULP's own time (preempt.c charges it at each tick) ---- */
+
+static void ns_tv(uint64_t ns, struct timeval *tv)
+{
+	tv->tv_sec = (time_t)(ns / 1000000000u);
+	tv->tv_usec = (suseconds_t)(ns % 1000000000u / 1000u);
+}
+
+/* RUSAGE_SELF and RUSAGE_THREAD: the ULP's times, the task's other fields (maxrss, faults...);
+ * RUSAGE_CHILDREN: the kernel's (the task's waited children). */
+long ulp_sys_getrusage(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	struct rusage *ru = (struct rusage *)s->a[1];
+	long r = ulp_arch_syscall(SYS_getrusage, s->a[0], s->a[1], 0, 0, 0, 0);
+
+	if (r || (s->a[0] != RUSAGE_SELF && s->a[0] != RUSAGE_THREAD))
+		return r;
+	ns_tv(atomic_load(&cb->cpu_ns[0]), &ru->ru_utime);
+	ns_tv(atomic_load(&cb->cpu_ns[1]), &ru->ru_stime);
+	return 0;
+}
+
+#define CLK_TCK_LINUX 100 /* times() counts in USER_HZ */
+
+long ulp_sys_times(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	struct tms *t = (struct tms *)s->a[0];
+	long r = ulp_arch_syscall(SYS_times, s->a[0], 0, 0, 0, 0, 0);
+
+	if (!t || ulp_raw_is_err(r))
+		return r;
+	t->tms_utime = (clock_t)(atomic_load(&cb->cpu_ns[0]) / (1000000000u / CLK_TCK_LINUX));
+	t->tms_stime = (clock_t)(atomic_load(&cb->cpu_ns[1]) / (1000000000u / CLK_TCK_LINUX));
+	return r;
 }

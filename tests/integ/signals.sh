@@ -103,4 +103,19 @@ if expect "seccomp" 0 $X -n 2 -w 1 $P/fds seccomp && [ "$(lines 'seccomp: refuse
 	ok "seccomp(SET_MODE_FILTER) and prctl(PR_SET_SECCOMP) refused with EINVAL; the next ULP on the worker runs"
 else no "seccomp(SET_MODE_FILTER) and prctl(PR_SET_SECCOMP) refused with EINVAL; the next ULP on the worker runs"; fi
 
+# getrusage/times per ULP: a ULP that waits (parked in a FIFO open) beside one that computes
+# reports about no CPU time; the computing one reports its own.
+mkfifo "$T/fifo"
+cat "$T/fifo" >/dev/null &
+catpid=$!
+if expect "cpu process" 0 $P/fds cpu "$T/fifo" && [ "$(lines 'busy: ok')" = 1 ]; then
+	for w in 1 2; do
+		if expect "cpu -w $w" 0 $X -n 3 -w $w $P/fds cpu "$T/fifo" &&
+			[ "$(lines 'busy: ok')" = 1 ] && [ "$(lines 'idle: ok')" = 2 ]; then
+			ok "getrusage and times per ULP on $w worker(s): a waiting ULP beside a computing one reports ~0 CPU"
+		else no "getrusage and times per ULP on $w worker(s): a waiting ULP beside a computing one reports ~0 CPU"; fi
+	done
+else no "getrusage and times as a process"; fi
+kill $catpid 2>/dev/null
+
 finish signals

@@ -6,6 +6,9 @@
  *                        ranks wait for that file, then print on their stdout.
  *   fds seccomp          a seccomp filter or strict mode is refused (EINVAL) and the ULP goes
  *                        on; PR_SET_NO_NEW_PRIVS is accepted
+ *   fds cpu FIFO         rank 0 computes until getrusage says it used 300 ms of CPU, then opens
+ *                        the FIFO for writing; the other ranks wait in an open of the FIFO for
+ *                        reading meanwhile, and report their own CPU time (near 0) and times()
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/times.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +66,37 @@ int main(int argc, char **argv)
 		printf("rank %d seccomp: %s\n", rank,
 		       a == -1 && ea == EINVAL && b == -1 && eb == EINVAL && c == 0 ? "refused"
 										    : "FAIL");
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[1], "cpu")) {
+		struct rusage ru;
+		struct tms tm;
+		volatile unsigned long x = 0;
+		time_t t0 = time(NULL);
+		long used;
+		int fd;
+
+		if (rank == 0) {
+			do {
+				for (int i = 0; i < 1000000; i++)
+					x += (unsigned long)i * i;
+				getrusage(RUSAGE_SELF, &ru);
+				used = ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000;
+			} while (used < 300 && time(NULL) < t0 + 60);
+			times(&tm);
+			printf("rank 0 busy: %s\n",
+			       used >= 300 && tm.tms_utime >= 25 ? "ok" : "FAIL (no CPU time)");
+			fflush(stdout);
+			fd = open(argv[2], O_WRONLY);
+			close(fd);
+			return 0;
+		}
+		fd = open(argv[2], O_RDONLY); /* parks until rank 0 is done */
+		close(fd);
+		getrusage(RUSAGE_SELF, &ru);
+		used = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+		       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+		printf("rank %d idle: %s (%ld ms)\n", rank, used < 30 ? "ok" : "FAIL", used);
 		return 0;
 	}
 	fprintf(stderr, "fds: unknown mode\n");
