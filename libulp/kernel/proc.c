@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <linux/futex.h>
@@ -328,6 +329,8 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 	cb->part_lo = lo;
 	cb->part_hi = lo + size;
 	snprintf(cb->path, sizeof(cb->path), "%s", path);
+	if (!realpath(path, cb->exe))
+		snprintf(cb->exe, sizeof(cb->exe), "%s", path); /* the load fails and says why */
 	rc = r->backend->load(cb, path, argv, envp, err, errlen);
 	if (rc) {
 		unclaim(r, pvid);

@@ -134,6 +134,7 @@ struct ulp_cb {
 	 * the preemption tick of the worker that runs it (preempt.c) */
 	_Atomic uint64_t cpu_ns[2];
 	char path[256];
+	char exe[4096]; /* its program's absolute path, as /proc/self/exe names it */
 };
 
 #define PVAS_NAME_MAX 64

@@ -11,6 +11,7 @@
 #include "uthread.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/times.h>
@@ -149,4 +150,45 @@ long ulp_sys_times(struct ulp_cb *cb, struct ulp_sys *s)
 	t->tms_utime = (clock_t)(atomic_load(&cb->cpu_ns[0]) / (1000000000u / CLK_TCK_LINUX));
 	t->tms_stime = (clock_t)(atomic_load(&cb->cpu_ns[1]) / (1000000000u / CLK_TCK_LINUX));
 	return r;
+}
+
+/* ---- /proc/self/exe ---- */
+
+/* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/PID/exe" of this task: the process's own. */
+static int self_exe(const char *p)
+{
+	long pid = 0, self = ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+
+	if (strncmp(p, "/proc/", 6) != 0)
+		return 0;
+	p += 6;
+	if (!strcmp(p, "self/exe") || !strcmp(p, "thread-self/exe"))
+		return 1;
+	if (*p < '1' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		pid = pid * 10 + (*p++ - '0');
+	return pid == self && !strcmp(p, "/exe");
+}
+
+/* readlink, readlinkat of the process's own exe link: the ULP's program, not the launcher. */
+long ulp_sys_readlink(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long *a = s->a;
+	int at = s->nr != ULP_ARCH_SYS_READLINK;
+	const char *p = (const char *)a[at ? 1 : 0];
+	char *buf = (char *)a[at ? 2 : 1];
+	long size = a[at ? 3 : 2];
+	size_t n;
+
+	if (ulp_sys_in_child() || !p || !ulp_sys_range_ok(cb, (uintptr_t)p, 1) || !self_exe(p))
+		return at ? ulp_arch_syscall(SYS_readlinkat, a[0], a[1], a[2], a[3], 0, 0)
+			  : ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
+	if (size <= 0)
+		return -EINVAL;
+	n = strlen(cb->exe);
+	if (n > (size_t)size)
+		n = (size_t)size;
+	memcpy(buf, cb->exe, n); /* no terminating NUL, as the kernel's */
+	return (long)n;
 }

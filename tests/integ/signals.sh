@@ -118,4 +118,11 @@ if expect "cpu process" 0 $P/fds cpu "$T/fifo" && [ "$(lines 'busy: ok')" = 1 ];
 else no "getrusage and times as a process"; fi
 kill $catpid 2>/dev/null
 
+# /proc/self/exe names the ULP's program, as for a process (it named the launcher).
+want=$(/usr/bin/readlink /proc/self/exe)
+if expect "readlink exe" 0 $X -n 2 /usr/bin/readlink /proc/self/exe &&
+	[ "$(lines "^$want\$")" = 2 ]; then
+	ok "readlink /proc/self/exe in a ULP names its program, as in a process"
+else no "readlink /proc/self/exe in a ULP names its program, as in a process"; fi
+
 finish signals

@@ -21,7 +21,11 @@
 	[SYS_vfork] = ulp_sys_fork, [SYS_accept] = ulp_sys_io_block,                               \
 	[SYS_poll] = ulp_sys_io_block, [SYS_select] = ulp_sys_io_block,                            \
 	[SYS_epoll_wait] = ulp_sys_io_block, [SYS_pause] = ulp_sys_io_block,                       \
-	[SYS_open] = ulp_sys_io_block, [SYS_alarm] = ulp_sys_alarm
+	[SYS_open] = ulp_sys_io_block, [SYS_alarm] = ulp_sys_alarm,                                \
+	[SYS_readlink] = ulp_sys_readlink
+
+/* readlink, which only some architectures have (readlinkat elsewhere) */
+#define ULP_ARCH_SYS_READLINK SYS_readlink
 
 /* Calls only x86_64 has whose sites may be rewritten (libulp/kernel/fastcall.c). */
 #define ULP_ARCH_SYS_FAST SYS_poll, SYS_select, SYS_epoll_wait
