@@ -93,3 +93,19 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 	}
 	return ulp_arch_syscall(SYS_close_range, lo, last, flags, 0, 0, 0);
 }
+
+/* dup2, dup3 onto 0-2: the descriptor is the task's (as every fd), and open again for this ULP if
+ * it had closed it (a shell's `close(1); dup2(2, 1)` around a redirected builtin). Onto one of the
+ * runtime's descriptors: -EBUSY. */
+long ulp_sys_dup2(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long oldfd = s->a[0], newfd = s->a[1];
+	long r;
+
+	if (is_runtime_fd(cb, newfd))
+		return -EBUSY;
+	r = ulp_arch_syscall(s->nr, oldfd, newfd, s->a[2], 0, 0, 0);
+	if (r >= 0 && newfd >= 0 && newfd <= 2)
+		cb->std_closed &= ~(1u << newfd);
+	return r;
+}

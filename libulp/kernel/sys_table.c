@@ -58,6 +58,7 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     /* I/O: sys_io.c */
     [SYS_close] = ulp_sys_close,
     [SYS_close_range] = ulp_sys_close_range,
+    [SYS_dup3] = ulp_sys_dup2,
     [SYS_read] = ulp_sys_io_block,
     [SYS_write] = ulp_sys_io_block,
     [SYS_readv] = ulp_sys_io_block,

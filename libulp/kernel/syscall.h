@@ -96,7 +96,7 @@ ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_
     ulp_sys_sched_getaffinity, ulp_sys_sched_setaffinity, ulp_sys_futex;
 /* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
  * on its task's io_uring */
-ulp_sys_handler ulp_sys_close, ulp_sys_close_range, ulp_sys_io_block;
+ulp_sys_handler ulp_sys_close, ulp_sys_close_range, ulp_sys_dup2, ulp_sys_io_block;
 /* calls only this architecture has (libulp/arch/<arch>/sys_arch.c) */
 ulp_sys_handler ULP_ARCH_SYS_HANDLERS;
 

@@ -98,6 +98,12 @@ if expect "closerange process" 0 $P/fds closerange "$T/crp" &&
 	ok "close_range in one ULP closes 0-2 for it alone (EBADF as a process); the others' stdout works"
 else no "close_range in one ULP closes 0-2 for it alone (EBADF as a process); the others' stdout works"; fi
 
+# dash redirects a builtin with close(1); dup2(2, 1): fd 1 is open again for that ULP.
+if expect "dash redirect" 0 $X -n 2 /usr/bin/sh -c 'echo out; echo err >&2; echo back' &&
+	[ "$(lines '^out$')" = 2 ] && [ "$(lines '^err$')" = 2 ] && [ "$(lines '^back$')" = 2 ]; then
+	ok "close(1) then dup2(2, 1) in a ULP (dash's redirection of a builtin) writes as in a process"
+else no "close(1) then dup2(2, 1) in a ULP (dash's redirection of a builtin) writes as in a process"; fi
+
 # seccomp is refused (EINVAL, as a kernel without it): no filter outlives its ULP on the worker.
 if expect "seccomp" 0 $X -n 2 -w 1 $P/fds seccomp && [ "$(lines 'seccomp: refused$')" = 2 ]; then
 	ok "seccomp(SET_MODE_FILTER) and prctl(PR_SET_SECCOMP) refused with EINVAL; the next ULP on the worker runs"
