@@ -20,6 +20,7 @@
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
+#include "ulp_signal.h"
 #include "uthread.h"
 
 #include <stdlib.h>
@@ -95,19 +96,16 @@ void ulp_fast_init(void)
 }
 
 /*
- * The fast path builds its context with an empty signal mask and, unlike the trap's sigreturn,
- * does not restore a mask when the call resumes (maybe on another worker, whose kernel thread
- * has its own). So while a ULP blocks signals, its calls all take the trap, whose signal frame
- * carries the mask: after each rt_sigprocmask the ULP's mask, as the kernel now has it, decides.
+ * The fast path builds its context with an empty signal mask. Masks are the runtime's (signal.c:
+ * the kernel's mask of a worker never blocks a ULP's signal), so nothing is lost by that; still,
+ * while a ULP blocks signals its calls all take the trap, as before: after each rt_sigprocmask
+ * the thread's mask decides.
  */
 void ulp_fast_sigmask(struct ulp_cb *cb)
 {
-	unsigned long cur = 0;
-
 	if (!fast_on || ulp_sys_in_child())
 		return;
-	ulp_arch_syscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, ULP_KSIGSET_SIZE, 0, 0);
-	area_of(cb)->masked = (cur & ~ULP_RT_SIGMASK) != 0;
+	area_of(cb)->masked = *ulp_sig_mask(cb) != 0;
 }
 
 void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
