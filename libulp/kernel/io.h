@@ -33,9 +33,10 @@ struct ulp_io_wait {
 	int pvid;
 	uint32_t sig_gen; /* the ULP's signal count when the call began */
 	int interruptible;
-	int pending; /* CQEs still to come; the task is resumed once it is 0 and done */
-	int done;    /* something happened: an event, the timeout, a signal */
-	int res;     /* result of the first completion */
+	const int *dying; /* its ULP's thread group is ending (struct ulp_tg's flag); NULL: none */
+	int pending;	  /* CQEs still to come; the task is resumed once it is 0 and done */
+	int done;	  /* something happened: an event, the timeout, a signal */
+	int res;	  /* result of the first completion */
 	int timed_out;
 	int interrupted; /* 1: a signal; 2: one whose handler has SA_RESTART */
 	int cancelling;
@@ -87,7 +88,8 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 /* Start a wait record for the current ULP (snapshots its signal count). */
 void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb,
 		      int interruptible);
-/* A signal with a ULP handler arrived for the ULP since wt began: 0, 1, or 2 (SA_RESTART). */
+/* A signal with a ULP handler arrived for the ULP since wt began: 0, 1, or 2 (SA_RESTART); 1 as
+ * well once the ULP is dying (exit_group, a fatal signal): the call ends and its thread with it. */
 int ulp_io_signalled(struct ulp_io_wait *wt);
 
 /* Reap completions (from the scheduler loop, the tick, after a park). Never blocks. */
@@ -99,6 +101,10 @@ void ulp_io_idle_wait(struct ulp_worker *w, long long timeout_ns);
  * SA_RESTART, so a restartable call goes on waiting); nparts: the region's. From any context,
  * the relay included. */
 void ulp_io_signal_note(int pvid, unsigned nparts, int restart);
+/* The ULP of the calling thread is dying (its group's flag is set): end the parked calls of its
+ * other threads, which would otherwise wait for their event forever (a thread parked in
+ * epoll_wait with no timeout kept a crashed MPI rank from ever ending). */
+void ulp_io_dying_note(void);
 
 /* Yield policy of a trapped sched_yield: no bouncing between workers; nap when only yielders. */
 long ulp_io_yield(struct ulp_cb *cb);

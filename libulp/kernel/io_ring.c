@@ -19,6 +19,7 @@
  */
 #include "io.h"
 #include "ulp_signal.h"
+#include "uthread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -357,6 +358,7 @@ void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *
 	wt->io = io;
 	wt->pvid = cb->pvid;
 	wt->interruptible = interruptible;
+	wt->dying = cb->tg ? &cb->tg->dying : NULL;
 	if (io->sig_gen && (unsigned)cb->pvid < io->sig_gen_n) {
 		wt->sig_gen = atomic_load(&io->sig_gen[cb->pvid]) & ~1u;
 		/* A signal relayed since the call began (while it tried without blocking, or
@@ -372,6 +374,9 @@ int ulp_io_signalled(struct ulp_io_wait *wt)
 	struct ulp_io *io = wt->io;
 	uint32_t g;
 
+	/* Ordered with ulp_tg_die's store by cq_lock (park_after, kick_waiters) and io->kick. */
+	if (wt->dying && __atomic_load_n(wt->dying, __ATOMIC_ACQUIRE))
+		return 1;
 	if (!io->sig_gen || (unsigned)wt->pvid >= io->sig_gen_n)
 		return 0;
 	g = atomic_load(&io->sig_gen[wt->pvid]);
@@ -554,6 +559,14 @@ void ulp_io_hook_wake(struct ulp_runtime *rt, int n, void *arg)
 
 /* ---- signals of ULPs ---- */
 
+/* Some worker must look at the parked calls at its next reap: one asleep in the ring is woken
+ * (the pair of kick and hook_sleeping is ordered as in hook_wait). */
+static void look_at_waiters(struct ulp_io *io)
+{
+	atomic_store(&io->kick, 1);
+	ulp_io_hook_wake(io->rt, 1, NULL);
+}
+
 void ulp_io_signal_note(int pvid, unsigned nparts, int restart)
 {
 	struct ulp_io *io = ulp_io_self();
@@ -579,8 +592,13 @@ void ulp_io_signal_note(int pvid, unsigned nparts, int restart)
 	do
 		v = ((o & ~1u) + 2) | (restart ? 1 : 0);
 	while (!atomic_compare_exchange_weak(g, &o, v));
-	/* Some worker must look at the parked calls: one asleep in the ring is woken (the pair of
-	 * kick and hook_sleeping is ordered as in hook_wait). */
-	atomic_store(&io->kick, 1);
-	ulp_io_hook_wake(io->rt, 1, NULL);
+	look_at_waiters(io);
+}
+
+void ulp_io_dying_note(void)
+{
+	struct ulp_io *io = ulp_io_self();
+
+	if (io)
+		look_at_waiters(io); /* those of the dying ULP see its flag (ulp_io_signalled) */
 }

@@ -15,6 +15,7 @@
  */
 #include "io.h"
 #include "ulp_signal.h"
+#include "uthread.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -73,6 +74,9 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	if (!t || !t->owner || pc < region_lo || pc >= region_hi)
 		return;
 	ulp_io_poll(w);
+	/* A thread of a dying ULP that spins without system calls (MPI progress loops) ends
+	 * here, as it would at a trap's return; so does one resumed below. */
+	ulp_tg_kick(t->owner, ucv);
 	ulp_sig_deliver(t->owner, ucv);
 	w = ulp_worker_self(); /* a handler may have parked the ULP */
 	iw = ulp_io_worker(w);
@@ -91,7 +95,8 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	uc->uc_stack.ss_sp = w->altstack;
 	uc->uc_stack.ss_size = ULP_ALTSTACK_SIZE;
 	uc->uc_stack.ss_flags = 0;
-	/* Signals posted to it while it waited its turn. */
+	/* Its ULP's end or signals posted to it while it waited its turn. */
+	ulp_tg_kick(t->owner, ucv);
 	ulp_sig_deliver(t->owner, ucv);
 }
 

@@ -7,13 +7,15 @@
  * outside (waiters join it, its exit ends the ULP). When it leaves while other threads live, it
  * waits for them on a small stack of its own (the reaper stack: its program stack may be gone,
  * a fault may have it on the worker's alternate stack) and ends the ULP after the last one.
- * exit_group and fatal signals mark the group dying: parked threads are woken, running ones are
- * kicked (a SIGSYS sent to their worker), ready ones end at their next trap return.
+ * exit_group and fatal signals mark the group dying: parked threads are woken (futex waits here,
+ * calls parked on the ring by io_ring.c), running ones are kicked (a SIGSYS sent to their
+ * worker), ready ones end at their next trap return or preemption tick.
  *
  * Thread ids: the leader's is the process id (getpid), so gettid() == getpid() in the main
  * thread as programs expect; the others are ULP_TID_BASE + pvid * ULP_TID_SPAN + n, above any
  * kernel pid (pid_max <= 2^22) and below FUTEX_TID_MASK (robust mutexes store them).
  */
+#include "io.h"
 #include "sys.h"
 #include "syscall.h"
 #include "ulp_signal.h"
@@ -381,6 +383,8 @@ void ulp_tg_die(struct ulp_cb *cb, int status, int sig)
 		if (me != &tg->leader && !tg->leader.ended)
 			kick(&tg->leader);
 		ulp_spin_unlock(&tg->lock);
+		/* Threads parked on the ring (a read, epoll_wait) are in no futex queue. */
+		ulp_io_dying_note();
 	}
 	end_current(cb);
 }

@@ -84,6 +84,20 @@ for w in 1 2; do
 	else no "a segfaulting thread ends its ULP only ($w worker(s))"; fi
 done
 
+# Threads parked on the ring (read, epoll_wait, poll with no timeout) are in no futex queue, and
+# threads that spin with no system call never trap: a fault or exit() in main ends them too (an
+# MPI rank's UCX thread in epoll_wait kept a crashed rank from ending: check-mpi hung).
+for w in 1 2; do
+	for how in segv exit; do
+		st=5 end='exited with status 5'
+		[ $how = segv ] && st=139 end='killed by SIGSEGV'
+		if expect parked $st "$X" -w $w -n 2 "$P/threads_dyn" parked $how &&
+			[ "$(lines "$end")" = 2 ] && [ "$(lines '^ok parked')" = 2 ] && ! grep -q FAIL "$T/out"; then
+			ok "$how in main ends threads parked in read/epoll_wait/poll and spinning without syscalls ($w worker(s))"
+		else no "$how in main ends threads parked in read/epoll_wait/poll and spinning without syscalls ($w worker(s))"; fi
+	done
+done
+
 # 5. 64 ULPs x 8 threads on 2 workers, in 1 and 2 PVAS tasks
 for t in 1 2; do
 	if expect many 0 "$S" -n 64 -t $t -w 2 "$P/threads_dyn" many 8 &&

@@ -3,7 +3,7 @@
  * POSIX threads inside one program, checked by the program itself: run as a process and as ULPs
  * (tests/integ/threads.sh), both must print the same "ok" lines and no "FAIL".
  *
- * Usage: threads [all|signals|mainexit|mainreturn|exitgroup|segv|many N]
+ * Usage: threads [all|signals|mainexit|mainreturn|exitgroup|segv|parked segv|parked exit|many N]
  * "signals" (pthread_cancel, pthread_kill) needs the handlers glibc and the test install: signal
  * dispositions are per kernel process, so run it with one ULP per PVAS task (ulpspawn -t N).
  */
@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -444,6 +446,72 @@ static void *segv(void *a)
 	return NULL;
 }
 
+/* Threads that wait without a futex (parked on the runtime's ring) or spin without ever making
+ * a system call: a dying ULP must end them too (an MPI rank's UCX thread in epoll_wait kept a
+ * crashed rank from ending). */
+static int never_fd[2];
+static _Atomic int parked_started;
+
+static void *read_forever(void *a)
+{
+	char c;
+
+	atomic_fetch_add(&parked_started, 1);
+	printf("FAIL parked: read returned %zd\n", read(never_fd[0], &c, 1));
+	return NULL;
+}
+
+static void *epoll_forever(void *a)
+{
+	struct epoll_event ev = {.events = EPOLLIN}, out;
+	int ep = epoll_create1(0);
+
+	epoll_ctl(ep, EPOLL_CTL_ADD, never_fd[0], &ev);
+	atomic_fetch_add(&parked_started, 1);
+	printf("FAIL parked: epoll_wait returned %d\n", epoll_wait(ep, &out, 1, -1));
+	return NULL;
+}
+
+static void *poll_forever(void *a)
+{
+	struct pollfd p = {.fd = never_fd[0], .events = POLLIN};
+
+	atomic_fetch_add(&parked_started, 1);
+	printf("FAIL parked: poll returned %d\n", poll(&p, 1, -1));
+	return NULL;
+}
+
+static void *spin_nosys(void *a)
+{
+	atomic_fetch_add(&parked_started, 1);
+	for (volatile long i = 0;; i++)
+		;
+	return NULL;
+}
+
+/* Main faults or exits while 3 threads are parked on fds and 2 spin with no system call. */
+static int parked(const char *how)
+{
+	void *(*fns[])(void *) = {read_forever, epoll_forever, poll_forever, spin_nosys,
+				  spin_nosys};
+	pthread_t t;
+	unsigned i;
+
+	if (pipe(never_fd))
+		return 2;
+	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		pthread_create(&t, NULL, fns[i], NULL);
+	while (atomic_load(&parked_started) < (int)i)
+		sched_yield();
+	usleep(20000); /* into their waits */
+	printf("ok parked: %u threads waiting\n", i);
+	fflush(stdout);
+	if (!strcmp(how, "exit"))
+		exit(5);
+	*(volatile int *)(long)(i - i) = 1;
+	return 1;
+}
+
 static _Atomic long many_sum;
 static void *many_fn(void *a)
 {
@@ -487,6 +555,8 @@ int main(int argc, char **argv)
 		printf("FAIL segv: still running after the fault\n");
 		return 1;
 	}
+	if (!strcmp(mode, "parked"))
+		return parked(argc > 2 ? argv[2] : "segv");
 	if (!strcmp(mode, "many")) {
 		int n = argc > 2 ? atoi(argv[2]) : 8, i;
 		pthread_t *ts = calloc((size_t)n, sizeof(*ts));
