@@ -48,7 +48,8 @@ unsigned ulp_worker_id(void);
  * Create a thread running fn(arg). Work-first: the new thread runs at once on this worker and the
  * caller is queued (and may be stolen by another worker). The ulp_init thread, which is never
  * stolen, queues the new thread instead and goes on (help-first), so the threads it creates spread
- * over the workers. *out may be NULL for a detached thread.
+ * over the workers; with one worker there is nothing to spread over, and it creates work-first
+ * like any thread. *out may be NULL for a detached thread.
  * Returns -ENOMEM when no stack can be had, -EINVAL before ulp_init.
  */
 int ulp_thread_create(ulp_thread_t *out, void *(*fn)(void *), void *arg);

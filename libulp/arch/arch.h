@@ -35,6 +35,20 @@ void ulp_arch_switch_call(ulp_ctx_t *from, ulp_ctx_t *to, ulp_arch_fn fn, void *
  * return. The new context inherits the caller's floating-point control state. */
 void ulp_arch_ctx_init(ulp_ctx_t *ctx, void *lo, size_t size, ulp_arch_fn entry, void *arg);
 
+/*
+ * Save the running context into *from and start a new one on the stack [lo, lo+size): there, call
+ * after(from) when after is not NULL (from is fully saved by then: after may publish it), then
+ * entry(arg), which must not return. Same effect as ulp_arch_ctx_init on a scratch context and
+ * ulp_arch_switch_call, minus the frame written only to be loaded again: work-first creation
+ * starts every child this way. The new context inherits the floating-point control state.
+ */
+void ulp_arch_switch_start(ulp_ctx_t *from, void *lo, size_t size, ulp_arch_fn entry, void *arg,
+			   ulp_arch_fn after);
+
+/* Resume to, abandoning the running context (nothing is saved): a task's last switch, once what
+ * it owned is released. The caller must not need its stack afterwards. */
+void ulp_arch_jump(ulp_ctx_t *to) __attribute__((noreturn));
+
 /* Jump to a program's entry point with the given initial stack pointer (ELF process start-up
  * state: registers cleared, the atexit argument zero). Never returns. */
 void ulp_arch_enter_program(uintptr_t entry, uintptr_t sp) __attribute__((noreturn));

@@ -106,13 +106,27 @@ static inline void ulp_deque_push_room(struct ulp_deque *d, struct ulp_task *t)
 	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
 }
 
+/* Owner only: push t at the bottom unless the buffer is full (then 0, nothing pushed: callers
+ * that keep calls off their fast path grow it elsewhere). One load of each index. */
+static inline int ulp_deque_push_try(struct ulp_deque *d, struct ulp_task *t)
+{
+	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+	struct ulp_dq_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);
+
+	/* A stale top is smaller than the real one: at worst "full" early (ulp_deque_full). */
+	if (__builtin_expect(b - atomic_load_explicit(&d->top, memory_order_relaxed) > a->mask, 0))
+		return 0;
+	atomic_store_explicit(&a->slot[b & a->mask], t, memory_order_relaxed);
+	/* Release: whoever reads the new bottom (acquire) sees the slot and the task's fields. */
+	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+	return 1;
+}
+
 /* Owner only: push t at the bottom. */
 static inline void ulp_deque_push(struct ulp_deque *d, struct ulp_task *t)
 {
-	if (__builtin_expect(ulp_deque_full(d), 0))
+	if (__builtin_expect(!ulp_deque_push_try(d, t), 0))
 		ulp_deque_push_grow(d, t);
-	else
-		ulp_deque_push_room(d, t);
 }
 
 /* What ulp_deque_pop_try returns when a worker may be stealing: finish with pop_fenced. */
@@ -120,7 +134,7 @@ static inline void ulp_deque_push(struct ulp_deque *d, struct ulp_task *t)
 
 /* Owner only: the newest task, NULL when empty, or ULP_DQ_FENCE (bottom is lowered already:
  * call ulp_deque_pop_fenced next). The split keeps callers' fast paths free of calls. */
-static inline struct ulp_task *ulp_deque_pop_try(struct ulp_deque *d)
+static inline __attribute__((always_inline)) struct ulp_task *ulp_deque_pop_try(struct ulp_deque *d)
 {
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed), top;
 	struct ulp_dq_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);

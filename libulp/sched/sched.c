@@ -212,10 +212,12 @@ static inline void san_arrive(struct ulp_task *self)
 }
 #endif
 
+#ifdef ULP_SANITIZE
 void ulp_task_arrive(struct ulp_task *self)
 {
 	san_arrive(self);
 }
+#endif
 
 /*
  * Switching. The assembly switch saves the callee-saved registers, once; the C around it must not
@@ -235,10 +237,28 @@ static inline __attribute__((always_inline)) void switch_go(struct ulp_worker *w
 	to->switches++;
 	w->cur = to;
 	san_leave(w, from, to);
-	if (after || !from)
+	if (!from && !after)
+		ulp_arch_jump(&to->ctx); /* an exit that released everything already */
+	else if (after || !from)
 		ulp_arch_switch_call(from ? &from->ctx : NULL, &to->ctx, after, arg);
 	else
 		ulp_arch_switch(&from->ctx, &to->ctx);
+	san_arrive(from);
+}
+
+/* switch_go for a task that never ran: start entry(to) on its fresh stack, after(from) first. */
+static inline __attribute__((always_inline)) void start_go(struct ulp_worker *w,
+							   struct ulp_task *from,
+							   struct ulp_task *to, ulp_arch_fn entry,
+							   ulp_arch_fn after)
+{
+	to->worker = w;
+	to->state = ULP_RUNNING;
+	to->switches = 1;
+	w->cur = to;
+	san_leave(w, from, to);
+	ulp_arch_switch_start(&from->ctx, (char *)to->stack + w->page_size, to->stack_size, entry,
+			      to, after);
 	san_arrive(from);
 }
 
@@ -390,6 +410,9 @@ static void after_push_bottom(void *arg)
 	wake_idle(t->worker->rt, 0);
 }
 
+/* ulp_arch_switch_start passes the creator's context: the task it starts a descriptor with. */
+_Static_assert(offsetof(struct ulp_task, ctx) == 0, "a task's context is its first field");
+
 static void after_resume(void *arg)
 {
 	ulp_task_resume(arg);
@@ -454,21 +477,22 @@ void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to)
 	yield_switch(self->worker, self, to);
 }
 
-/* Work-first with a full deque (solo): grow it, off the fast path. */
-static __attribute__((noinline, cold)) void
-run_first_grow(struct ulp_worker *w, struct ulp_task *self, struct ulp_task *t)
+static void task_ctx_init(struct ulp_worker *w, struct ulp_task *t, ulp_arch_fn entry)
 {
-	ulp_deque_push(&w->dq, self);
-	switch_to(w, self, t, NULL, NULL);
+	ulp_arch_ctx_init(&t->ctx, (char *)t->stack + w->page_size, t->stack_size, entry, t);
 }
 
-void ulp_task_run_first(struct ulp_task *self, struct ulp_task *t)
+/* All but the fast path of ulp_task_run_first (calls: kept out of it, which then needs no
+ * callee-saved register): help-first, a TLS to load, accounting, a full deque to grow. */
+static __attribute__((noinline, cold)) void
+run_first_slow(struct ulp_worker *w, struct ulp_task *self, struct ulp_task *t, ulp_arch_fn entry)
 {
-	struct ulp_worker *w = self->worker;
-
-	if (self->pinned) {
+	task_ctx_init(w, t, entry);
+	t->switches = 0;
+	if (self->pinned && !w->solo) {
 		/* Help-first: a pinned creator's continuation cannot be stolen, so with work-first
-		 * everything it creates would run on its worker alone. Queue the child instead. */
+		 * everything it creates would run on its worker alone. Queue the child instead. On
+		 * the only worker that is so anyway: work-first, as for any creator. */
 		t->state = ULP_READY;
 		ulp_deque_push(&w->dq, t);
 		wake_idle(w->rt, 0);
@@ -476,15 +500,31 @@ void ulp_task_run_first(struct ulp_task *self, struct ulp_task *t)
 	}
 	self->state = ULP_READY;
 	if (w->solo) {
-		if (__builtin_expect(ulp_deque_full(&w->dq), 0)) {
-			run_first_grow(w, self, t);
-			return;
-		}
-		ulp_deque_push_room(&w->dq, self);
+		ulp_deque_push(&w->dq, self);
 		switch_to(w, self, t, NULL, NULL);
 	} else {
 		switch_to(w, self, t, after_push_bottom, self);
 	}
+}
+
+void ulp_task_run_first(struct ulp_task *self, struct ulp_task *t, ulp_arch_fn entry)
+{
+	struct ulp_worker *w = self->worker;
+
+	if (w->solo) {
+		/* Queued before the switch: nobody else can take it before it is saved. */
+		if (__builtin_expect(!(w->slow_switch | t->own_tls), 1) &&
+		    __builtin_expect(ulp_deque_push_try(&w->dq, self), 1)) {
+			self->state = ULP_READY;
+			start_go(w, self, t, entry, NULL);
+			return;
+		}
+	} else if (__builtin_expect(!(self->pinned | w->slow_switch | t->own_tls), 1)) {
+		self->state = ULP_READY;
+		start_go(w, self, t, entry, after_push_bottom);
+		return;
+	}
+	run_first_slow(w, self, t, entry);
 }
 
 void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls)
@@ -498,8 +538,8 @@ void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls)
 	}
 }
 
-/* Runs on the next task's stack: the exiting task's stack is no longer in use. */
-static void after_exit(void *arg)
+/* A ULP's exit, on the next task's stack: the ULP's stack is no longer in use. */
+static void after_exit_ulp(void *arg)
 {
 	struct ulp_task *t = arg, *joiner;
 	struct ulp_worker *w = t->worker;
@@ -507,72 +547,83 @@ static void after_exit(void *arg)
 
 	if (t->stack)
 		ulp_stack_free(w, t);
-	if (t->kind == ULP_TASK_ULP) {
-		/* A ULP: the hook owns the rest (waking whoever waits, then one final store, after
-		 * which the partition holding t may be unmapped, then dropping its reference). ULPs
-		 * are counted as references: per-worker counters cannot tell "zero" without a race.
-		 */
-		if (rt->hooks.task_exit) {
-			rt->hooks.task_exit(t, rt->hooks.arg);
-			return;
-		}
-		joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
-		if (joiner && joiner != ULP_JOIN_DETACHED)
-			ulp_task_resume(joiner);
-		ulp_sched_unref(rt);
+	/* The hook owns the rest (waking whoever waits, then one final store, after which the
+	 * partition holding t may be unmapped, then dropping its reference). ULPs are counted as
+	 * references: per-worker counters cannot tell "zero" without a race. */
+	if (rt->hooks.task_exit) {
+		rt->hooks.task_exit(t, rt->hooks.arg);
 		return;
 	}
-	ulp_live_add(w, -1);
-	/* Last touch of t unless detached: a joiner frees it from here on. Solo: a joiner can only
-	 * register from this worker, not now (we are in the middle of a switch). */
-	if (w->solo) {
-		joiner = atomic_load_explicit(&t->joiner, memory_order_relaxed);
-		atomic_store_explicit(&t->joiner, ULP_JOIN_DONE, memory_order_relaxed);
-	} else {
-		joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
-	}
-	if (joiner == ULP_JOIN_DETACHED)
-		ulp_task_free(w, t);
-	else if (joiner)
+	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
+	if (joiner && joiner != ULP_JOIN_DETACHED)
 		ulp_task_resume(joiner);
+	ulp_sched_unref(rt);
 }
 
-/* After a direct hand-over to the joiner: t's joiner is ULP_JOIN_DONE already. */
-static void after_exit_joined(void *arg)
+/* What an exiting task runs next: its worker's newest ready task, or the scheduler loop. */
+static inline __attribute__((always_inline)) struct ulp_task *exit_next(struct ulp_worker *w)
 {
-	struct ulp_task *t = arg;
-	struct ulp_worker *w = t->worker;
+	struct ulp_task *next = NULL;
 
-	if (t->stack)
-		ulp_stack_free(w, t);
-	ulp_live_add(w, -1);
-}
-
-void ulp_task_exit(struct ulp_task *self, void *ret)
-{
-	struct ulp_worker *w = self->worker;
-	struct ulp_task *next, *j;
-
-	self->ret = ret;
-	self->state = ULP_EXITED;
-	/* A joiner that waits already was suspended by its join and only we resume it: switch to
-	 * it directly (the join of a child created from the ulp_init thread would otherwise go
-	 * through the scheduler loop and the inbox: three switches instead of two). */
-	j = self->kind == ULP_TASK_ULP ? NULL
-				       : atomic_load_explicit(&self->joiner, memory_order_acquire);
-	if (j && j != ULP_JOIN_DONE && j != ULP_JOIN_DETACHED && j->worker->rt == w->rt &&
-	    (!j->pinned || j->home == w)) {
-		atomic_store_explicit(&self->joiner, ULP_JOIN_DONE, memory_order_relaxed);
-		j->state = ULP_READY;
-		switch_to(w, NULL, j, after_exit_joined, self);
-		__builtin_unreachable();
-	}
-	next = NULL;
 	if (__builtin_expect(!__atomic_load_n(&w->inbox, __ATOMIC_RELAXED), 1))
 		next = ulp_deque_pop_try(&w->dq);
 	if (__builtin_expect(next == NULL || next == ULP_DQ_FENCE, 0))
 		next = next == ULP_DQ_FENCE ? ulp_deque_pop_fenced(&w->dq) : next_ready(w);
-	switch_to(w, NULL, next ? next : &w->sched, after_exit, self);
+	return next ? next : &w->sched;
+}
+
+/* A ULP's last switch: the rest happens on the next task's stack (a call: off the fast path). */
+static __attribute__((noinline, cold, noreturn)) void exit_ulp(struct ulp_worker *w,
+							       struct ulp_task *self)
+{
+	switch_to(w, NULL, exit_next(w), after_exit_ulp, self);
+	__builtin_unreachable();
+}
+
+/*
+ * A thread's exit does everything before its last switch, which then saves nothing (a jump):
+ * its stack goes back to the worker's cache while we still run on it (only this worker takes
+ * stacks from there, and nothing until the jump does: the link word is at the far end), and
+ * once the joiner word says ULP_JOIN_DONE the descriptor is the joiner's (it may free it on
+ * another worker at once): self is not touched after that. A full cache first unmaps one of
+ * the stacks it holds. A ULP's exit finishes on the next task's stack instead.
+ */
+void ulp_task_exit(struct ulp_task *self, void *ret)
+{
+	struct ulp_worker *w = self->worker;
+	struct ulp_task *next = NULL, *j;
+
+	self->ret = ret;
+	self->state = ULP_EXITED;
+	if (__builtin_expect(self->kind == ULP_TASK_ULP, 0))
+		exit_ulp(w, self);
+	if (self->stack) {
+		if (__builtin_expect(w->nfree_stacks >= ULP_MAX_FREE_STACKS, 0))
+			ulp_stacks_trim(w);
+		ulp_stack_free(w, self);
+	}
+	ulp_worker_live_add(w, -1);
+	/* A joiner that registered stays (only we change the word from then on): a plain store
+	 * hands over. NULL on several workers: a joiner or a detach may come now, exchange. */
+	j = atomic_load_explicit(&self->joiner, memory_order_acquire);
+	if (!j && !w->solo)
+		j = atomic_exchange(&self->joiner, ULP_JOIN_DONE);
+	else
+		atomic_store_explicit(&self->joiner, ULP_JOIN_DONE, memory_order_release);
+	if (j == ULP_JOIN_DETACHED) {
+		ulp_task_free(w, self);
+	} else if (j) {
+		/* It waits, suspended by its join, and only we resume it: switch to it directly
+		 * (the join of a child created from the ulp_init thread would otherwise go through
+		 * the scheduler loop and the inbox: three switches instead of two). */
+		if (j->worker->rt == w->rt && (!j->pinned || j->home == w)) {
+			j->state = ULP_READY;
+			next = j;
+		} else {
+			ulp_task_resume(j);
+		}
+	}
+	switch_to(w, NULL, next ? next : exit_next(w), NULL, NULL);
 	__builtin_unreachable();
 }
 

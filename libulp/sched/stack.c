@@ -45,9 +45,23 @@ int ulp_stack_alloc_slow(struct ulp_worker *w, struct ulp_task *t)
 	return 0;
 }
 
-void ulp_stack_unmap(struct ulp_task *t)
+void ulp_stack_unmap(struct ulp_worker *w, void *stack)
 {
-	ulp_raw_munmap(t->stack, t->stack_size + ulp_page_size());
+	ulp_raw_munmap(stack, w->rt->stack_size + w->page_size);
+}
+
+/* The cache is full and an exiting thread, still running on its stack, must put it there:
+ * unmap the most recently cached one instead (the exit path keeps its calls here, off its own
+ * fast path). */
+void ulp_stacks_trim(struct ulp_worker *w)
+{
+	void **f = w->free_stacks;
+
+	if (!f)
+		return;
+	w->free_stacks = *f;
+	w->nfree_stacks--;
+	ulp_stack_unmap(w, (char *)f - w->page_size);
 }
 
 void ulp_stacks_drain(struct ulp_worker *w)

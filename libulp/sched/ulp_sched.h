@@ -258,9 +258,10 @@ void ulp_task_place(struct ulp_task *t, struct ulp_worker *w);
  * instance; raw system calls only). NULL when out of memory. */
 void *ulp_worker_altstack(struct ulp_worker *w);
 
-/* Run `t` now on self's worker, queueing self at the bottom of the deque (work-first creation).
- * A pinned self (the ulp_init thread) queues t instead (help-first). */
-void ulp_task_run_first(struct ulp_task *self, struct ulp_task *t);
+/* Start t (its stack set, its context not: t never ran) with entry(t) now on self's worker,
+ * queueing self at the bottom of the deque (work-first creation). A pinned self (the ulp_init
+ * thread) queues t instead (help-first), unless it is the instance's only worker. */
+void ulp_task_run_first(struct ulp_task *self, struct ulp_task *t, ulp_arch_fn entry);
 
 /* Make t runnable: queued on the calling worker (or on t's worker when pinned), an idle worker is
  * woken. Safe from any worker and from non-runtime threads. */
@@ -290,11 +291,17 @@ void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to);
  * something else. */
 void ulp_task_exit(struct ulp_task *self, void *ret) __attribute__((noreturn));
 
-/* Count a task as started / ended on the calling worker (or globally outside the workers). */
+/* Count a task as started / ended on worker w, from w's own kernel thread. */
+static inline void ulp_worker_live_add(struct ulp_worker *w, long d)
+{
+	__atomic_store_n(&w->live, w->live + d, __ATOMIC_RELAXED);
+}
+
+/* The same from the calling worker, or globally outside the workers (w NULL). */
 static inline void ulp_live_add(struct ulp_worker *w, long d)
 {
 	if (w)
-		__atomic_store_n(&w->live, w->live + d, __ATOMIC_RELAXED);
+		ulp_worker_live_add(w, d);
 	else
 		atomic_fetch_add(&ulp_rt.live_tasks, d);
 }
@@ -320,8 +327,9 @@ void ulp_task_set_tls(struct ulp_task *t, uintptr_t tls);
 
 struct ulp_task *ulp_task_alloc_slow(struct ulp_worker *w);
 int ulp_stack_alloc_slow(struct ulp_worker *w, struct ulp_task *t);
-void ulp_stack_unmap(struct ulp_task *t);
-void ulp_stacks_drain(struct ulp_worker *w); /* unmap the cached stacks */
+void ulp_stack_unmap(struct ulp_worker *w, void *stack); /* a stack of w's instance */
+void ulp_stacks_drain(struct ulp_worker *w);		 /* unmap the cached stacks */
+void ulp_stacks_trim(struct ulp_worker *w); /* unmap one cached stack: room for another */
 
 /* Not cleared: the creator sets what the task kind needs (ulp_thread_create); fresh descriptors
  * come zeroed from their mapping. */
@@ -361,16 +369,17 @@ static inline int ulp_stack_alloc(struct ulp_worker *w, struct ulp_task *t)
 	return 0;
 }
 
+/* Off the stack, or (the cache not full) on it until this worker's next switch. */
 static inline void ulp_stack_free(struct ulp_worker *w, struct ulp_task *t)
 {
-	if (__builtin_expect(w && w->nfree_stacks < ULP_MAX_FREE_STACKS, 1)) {
+	if (__builtin_expect(w->nfree_stacks < ULP_MAX_FREE_STACKS, 1)) {
 		void **f = (void **)((char *)t->stack + w->page_size);
 
 		*f = w->free_stacks;
 		w->free_stacks = f;
 		w->nfree_stacks++;
 	} else {
-		ulp_stack_unmap(t);
+		ulp_stack_unmap(w, t->stack);
 	}
 	t->stack = NULL;
 }
@@ -385,7 +394,13 @@ void ulp_worker_run(struct ulp_worker *w);
 void ulp_worker_destroy(struct ulp_worker *w, size_t sched_stack_size);
 void ulp_sched_wake_all(struct ulp_runtime *rt);
 /* First thing a new task does on its own stack (ASan build: finish the fiber switch). */
+#ifdef ULP_SANITIZE
 void ulp_task_arrive(struct ulp_task *self);
+#else
+static inline void ulp_task_arrive(struct ulp_task *self)
+{
+}
+#endif
 
 /* Spin locks (no futex: they guard a few instructions, never a switch). */
 static inline void ulp_spin_lock(uint32_t *l)

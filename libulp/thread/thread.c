@@ -30,21 +30,11 @@ static void ult_entry(void *arg)
 	thread_end(self, self->fn(self->arg));
 }
 
-int ulp_thread_create(ulp_thread_t *out, void *(*fn)(void *), void *arg)
+/* Set up t (a descriptor and a stack taken for it) as a thread running fn(arg), and start it. */
+static inline __attribute__((always_inline)) int thread_start(struct ulp_task *self,
+							      struct ulp_task *t, ulp_thread_t *out,
+							      void *(*fn)(void *), void *arg)
 {
-	struct ulp_task *self = current(), *t;
-	struct ulp_worker *w;
-
-	if (!self || !fn)
-		return -EINVAL;
-	w = self->worker;
-	t = ulp_task_alloc(w);
-	if (!t)
-		return -ENOMEM;
-	if (ulp_stack_alloc(w, t) != 0) {
-		ulp_task_free(w, t);
-		return -ENOMEM;
-	}
 	/* Every field a ULT reads before writing it (the descriptor is not cleared). */
 	t->kind = ULP_TASK_ULT;
 	t->pinned = 0;
@@ -56,15 +46,45 @@ int ulp_thread_create(ulp_thread_t *out, void *(*fn)(void *), void *arg)
 	t->tls = self->tls;
 	t->owner = self->owner;
 	t->keys = NULL;
-	t->switches = 0;
 	t->cpu_ns = 0;
 	atomic_store_explicit(&t->joiner, out ? NULL : ULP_JOIN_DETACHED, memory_order_relaxed);
-	ulp_arch_ctx_init(&t->ctx, (char *)t->stack + w->page_size, t->stack_size, ult_entry, t);
-	ulp_live_add(w, 1);
+	ulp_worker_live_add(self->worker, 1);
 	if (out)
 		*out = t;
-	ulp_task_run_first(self, t);
+	ulp_task_run_first(self, t, ult_entry);
 	return 0;
+}
+
+/* A free list is empty: map a descriptor or a stack (calls: kept out of the fast path, which
+ * then needs no callee-saved register). */
+static __attribute__((noinline, cold)) int create_slow(struct ulp_task *self, ulp_thread_t *out,
+						       void *(*fn)(void *), void *arg)
+{
+	struct ulp_worker *w = self->worker;
+	struct ulp_task *t = ulp_task_alloc(w);
+
+	if (!t)
+		return -ENOMEM;
+	if (ulp_stack_alloc(w, t) != 0) {
+		ulp_task_free(w, t);
+		return -ENOMEM;
+	}
+	return thread_start(self, t, out, fn, arg);
+}
+
+int ulp_thread_create(ulp_thread_t *out, void *(*fn)(void *), void *arg)
+{
+	struct ulp_task *self = current(), *t;
+	struct ulp_worker *w;
+
+	if (!self || !fn)
+		return -EINVAL;
+	w = self->worker;
+	if (__builtin_expect(!w->free_tasks || !w->free_stacks, 0))
+		return create_slow(self, out, fn, arg);
+	t = ulp_task_alloc(w);
+	ulp_stack_alloc(w, t);
+	return thread_start(self, t, out, fn, arg);
 }
 
 struct join_wait {
@@ -103,22 +123,35 @@ int ulp_task_wait(struct ulp_task *self, struct ulp_task *t)
 	return 0;
 }
 
+/* t ended and was waited for: its value, then its descriptor back to the free list. */
+static inline void join_finish(struct ulp_task *self, struct ulp_task *t, void **ret)
+{
+	if (ret)
+		*ret = t->ret;
+	ulp_task_free(self->worker, t);
+}
+
+static __attribute__((noinline)) int join_wait(struct ulp_task *self, struct ulp_task *t,
+					       void **ret)
+{
+	int rc = ulp_task_wait(self, t);
+
+	if (rc)
+		return rc;
+	join_finish(self, t, ret);
+	return 0;
+}
+
 int ulp_thread_join(ulp_thread_t t, void **ret)
 {
 	struct ulp_task *self = current();
-	int rc;
 
 	if (!self || !t || t->kind != ULP_TASK_ULT)
 		return t == self && t ? -EDEADLK : -EINVAL;
 	/* Ended already (work-first: the usual case): nothing to wait for. */
-	if (atomic_load_explicit(&t->joiner, memory_order_acquire) != ULP_JOIN_DONE) {
-		rc = ulp_task_wait(self, t);
-		if (rc)
-			return rc;
-	}
-	if (ret)
-		*ret = t->ret;
-	ulp_task_free(self->worker, t);
+	if (atomic_load_explicit(&t->joiner, memory_order_acquire) != ULP_JOIN_DONE)
+		return join_wait(self, t, ret);
+	join_finish(self, t, ret);
 	return 0;
 }
 

@@ -21,6 +21,10 @@
  */
 unsigned long ulp_test_regs_switch(ulp_ctx_t *from, ulp_ctx_t *to, int which, ulp_arch_fn fn);
 extern const char ulp_test_regs_names[]; /* "rbx rbp ...": bit names, space-separated */
+/* The same around ulp_arch_switch_start(from, lo, size, entry, NULL, NULL): row `which` is loaded,
+ * the new context starts, and the bitmap tells what changed once someone switches back to from. */
+unsigned long ulp_test_regs_start(ulp_ctx_t *from, void *lo, size_t size, ulp_arch_fn entry,
+				  int which);
 
 /* The floating-point control state (rounding mode and the like, not the sticky flags), in an
  * arch-defined encoding; pattern(which) is the value row `which` of the table loads. */

@@ -262,20 +262,26 @@ static void entry_body(struct ulp_test_probe *p, uintptr_t sp)
 	__builtin_trap(); /* not resumed */
 }
 
-static void test_ctx_init_enters_with_arg_on_abi_aligned_stack(void **state)
+/* Whatever the alignment of the area given, the entry sees an ABI-conforming stack and its
+ * argument; the context starts through ulp_arch_ctx_init + ulp_arch_switch, or (start) through
+ * ulp_arch_switch_start. */
+static void entry_sees_abi_aligned_stack(int start)
 {
 	static const size_t skew[] = {0, 1, 3, 8, 13, 15};
 	struct stack s = stack_new();
 	size_t i;
 
-	/* whatever the alignment of the area given, the entry sees an ABI-conforming stack */
 	for (i = 0; i < sizeof(skew) / sizeof(skew[0]); i++) {
 		unsigned char *lo = s.lo + skew[i];
 		size_t size = s.size - skew[i] - 2 * skew[i];
 		struct entry_seen e = {{entry_body}, 0, 0, 0};
 
-		ulp_arch_ctx_init(&peer_ctx, lo, size, ulp_test_entry_probe, &e);
-		ulp_arch_switch(&main_ctx, &peer_ctx);
+		if (start) {
+			ulp_arch_switch_start(&main_ctx, lo, size, ulp_test_entry_probe, &e, NULL);
+		} else {
+			ulp_arch_ctx_init(&peer_ctx, lo, size, ulp_test_entry_probe, &e);
+			ulp_arch_switch(&main_ctx, &peer_ctx);
+		}
 		assert_true(e.ran); /* entry_body got &e: the argument arrived */
 		if (e.sp % 16 != 0)
 			fail_msg("skew %zu: stack at entry %#lx is not as the ABI wants", skew[i],
@@ -283,6 +289,11 @@ static void test_ctx_init_enters_with_arg_on_abi_aligned_stack(void **state)
 		assert_true(e.sp > (uintptr_t)lo && e.sp <= (uintptr_t)lo + size);
 	}
 	stack_free(s);
+}
+
+static void test_ctx_init_enters_with_arg_on_abi_aligned_stack(void **state)
+{
+	entry_sees_abi_aligned_stack(0);
 }
 
 static void test_ctx_init_gives_new_context_the_creators_fp_control(void **state)
@@ -298,6 +309,131 @@ static void test_ctx_init_gives_new_context_the_creators_fp_control(void **state
 	assert_true(e.ran);
 	assert_true(e.fpctl == ulp_test_fpctl_pattern(1));
 	assert_true(ulp_test_fpctl_get() == before); /* and ours came back with us */
+	stack_free(s);
+}
+
+/* --- (c2) ulp_arch_switch_start and ulp_arch_jump ------------------------------------------- */
+
+/* A started context that loads the other row and goes back at once: from must come back with
+ * its own registers, from the frame ulp_arch_switch_start saved. */
+static void start_regs_peer(void *arg)
+{
+	ulp_test_regs_switch(&peer_ctx, &main_ctx, 1, NULL);
+	__builtin_trap(); /* never resumed: each round starts a new context */
+}
+
+static void test_switch_start_preserves_callee_saved_registers_and_fp_control(void **state)
+{
+	struct stack s = stack_new();
+	unsigned long fp_before = ulp_test_fpctl_get(), bad;
+	char names[256];
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		bad = ulp_test_regs_start(&main_ctx, s.lo, s.size, start_regs_peer, 0);
+		if (bad)
+			fail_msg("round %d: changed across a start: %s", i,
+				 reg_names(bad, names, sizeof(names)));
+	}
+	assert_true(ulp_test_fpctl_get() == fp_before);
+	stack_free(s);
+}
+
+static struct {
+	void *arg;
+	uintptr_t sp;
+} started;
+
+static void started_entry(void *arg)
+{
+	volatile char here = 0;
+
+	started.arg = arg;
+	started.sp = (uintptr_t)&here;
+	ev_log('e');
+	ulp_arch_switch(&peer_ctx, &main_ctx);
+	__builtin_trap(); /* not resumed */
+}
+
+static void test_switch_start_runs_after_with_from_saved_then_entry(void **state)
+{
+	struct stack s = stack_new();
+	int token;
+
+	memset(&ev, 0, sizeof(ev));
+	memset(&started, 0, sizeof(started));
+	main_ctx.sp = NULL;
+	ulp_arch_switch_start(&main_ctx, s.lo, s.size, started_entry, &token, record_fn);
+	assert_string_equal(ev.log, "fe");
+	assert_ptr_equal(ev.fn_arg, &main_ctx); /* after gets from */
+	assert_non_null(ev.from_sp_in_fn);	/* saved before after ran */
+	assert_true(in_stack(s, ev.fn_sp));
+	assert_ptr_equal(started.arg, &token);
+	assert_true(in_stack(s, started.sp));
+
+	/* without after: entry only */
+	memset(&ev, 0, sizeof(ev));
+	ulp_arch_switch_start(&main_ctx, s.lo, s.size, started_entry, &token, NULL);
+	assert_string_equal(ev.log, "e");
+	stack_free(s);
+}
+
+static void test_switch_start_enters_with_arg_on_abi_aligned_stack(void **state)
+{
+	entry_sees_abi_aligned_stack(1);
+}
+
+static void test_switch_start_gives_new_context_the_creators_fp_control(void **state)
+{
+	struct stack s = stack_new();
+	unsigned long before = ulp_test_fpctl_get();
+	struct entry_seen e = {{entry_body}, 0, 0, 0};
+
+	ulp_test_fpctl_set(ulp_test_fpctl_pattern(1));
+	ulp_arch_switch_start(&main_ctx, s.lo, s.size, ulp_test_entry_probe, &e, NULL);
+	assert_true(ulp_test_fpctl_get() == ulp_test_fpctl_pattern(1)); /* ours, back with us */
+	ulp_test_fpctl_set(before);
+	assert_true(e.ran);
+	assert_true(e.fpctl == ulp_test_fpctl_pattern(1));
+	stack_free(s);
+}
+
+static unsigned long jump_peer_bad;
+
+/* Suspended with row 1 loaded; when resumed (by a jump) its registers must be row 1 again. */
+static void jump_target(void *arg)
+{
+	jump_peer_bad = ulp_test_regs_switch(&peer_ctx, &main_ctx, 1, NULL);
+	ev_log('t');
+	ulp_arch_switch(&peer_ctx, &main_ctx);
+	__builtin_trap(); /* not resumed */
+}
+
+static void jumping_entry(void *arg)
+{
+	ev_log('j');
+	ulp_arch_jump(&peer_ctx);
+}
+
+static void test_jump_resumes_target_and_saves_nothing(void **state)
+{
+	struct stack dead = stack_new(), s = stack_new();
+	void *other_sp;
+	char names[256];
+
+	memset(&ev, 0, sizeof(ev));
+	jump_peer_bad = ~0ul;
+	ulp_arch_ctx_init(&peer_ctx, s.lo, s.size, jump_target, NULL);
+	ulp_arch_switch(&main_ctx, &peer_ctx); /* the target suspends itself with row 1 loaded */
+	ulp_arch_ctx_init(&other_ctx, dead.lo, dead.size, jumping_entry, NULL);
+	other_sp = other_ctx.sp;
+	ulp_arch_switch(&main_ctx, &other_ctx);
+	assert_string_equal(ev.log, "jt");
+	if (jump_peer_bad)
+		fail_msg("the target's registers changed across the jump: %s",
+			 reg_names(jump_peer_bad, names, sizeof(names)));
+	assert_ptr_equal(other_ctx.sp, other_sp); /* the jumping context saved nothing */
+	stack_free(dead);
 	stack_free(s);
 }
 
@@ -496,6 +632,11 @@ int main(void)
 	    cmocka_unit_test(test_switch_call_from_null_leaves_old_stack_unused),
 	    cmocka_unit_test(test_ctx_init_enters_with_arg_on_abi_aligned_stack),
 	    cmocka_unit_test(test_ctx_init_gives_new_context_the_creators_fp_control),
+	    cmocka_unit_test(test_switch_start_preserves_callee_saved_registers_and_fp_control),
+	    cmocka_unit_test(test_switch_start_runs_after_with_from_saved_then_entry),
+	    cmocka_unit_test(test_switch_start_enters_with_arg_on_abi_aligned_stack),
+	    cmocka_unit_test(test_switch_start_gives_new_context_the_creators_fp_control),
+	    cmocka_unit_test(test_jump_resumes_target_and_saves_nothing),
 	    cmocka_unit_test(test_tls_set_then_get_returns_value_written),
 	    cmocka_unit_test(test_switch_leaves_tls_register_alone),
 	    cmocka_unit_test(test_self_pointer_is_per_kernel_thread),

@@ -136,7 +136,8 @@ static void *create_from_thread(void *arg)
 }
 
 /* Work-first: a new thread runs before create returns; yield lets the queued creator go first.
- * The ulp_init thread is pinned and creates help-first, so run the check from a thread. */
+ * The ulp_init thread is pinned and creates help-first on several workers, so run the check
+ * from a thread. */
 static void create_runs_child_first_and_yield_goes_behind_ready_work(void **state)
 {
 	ulp_thread_t t;
@@ -147,6 +148,65 @@ static void create_runs_child_first_and_yield_goes_behind_ready_work(void **stat
 	assert_int_equal(ulp_thread_create(&t, create_from_thread, NULL), 0);
 	assert_int_equal(ulp_thread_join(t, &r), 0);
 	assert_null(r);
+}
+
+static void *note_ran(void *arg)
+{
+	*(int *)arg = 1;
+	return NULL;
+}
+
+/* On one worker the ulp_init thread has nobody to spread work to: it creates work-first too. */
+static void init_thread_creates_work_first_on_one_worker(void **state)
+{
+	ulp_thread_t t;
+	int ran = 0;
+
+	if (ulp_num_workers() != 1)
+		return; /* help-first: the child may run here later or on the other worker now */
+	assert_int_equal(ulp_thread_create(&t, note_ran, &ran), 0);
+	assert_int_equal(ran, 1);
+	assert_int_equal(ulp_thread_join(t, NULL), 0);
+}
+
+#define MANY_STACKS 300 /* well over the per-worker stack cache (ULP_MAX_FREE_STACKS, 64) */
+static _Atomic int many_gate;
+
+/* Fills part of its stack, waits for the gate, checks nothing overwrote it, ends: all of them
+ * end together, so most exits find the stack cache full and unmap a cached stack first. */
+static void *stack_holder(void *arg)
+{
+	volatile unsigned char buf[4096];
+	unsigned char v = (unsigned char)(uintptr_t)arg;
+	size_t i;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(v + i);
+	while (!atomic_load(&many_gate))
+		ulp_thread_yield();
+	for (i = 0; i < sizeof(buf); i++)
+		if (buf[i] != (unsigned char)(v + i))
+			return NULL;
+	return arg;
+}
+
+static void more_threads_end_at_once_than_the_stack_cache_holds(void **state)
+{
+	static ulp_thread_t t[MANY_STACKS];
+	int round, i;
+	void *r;
+
+	for (round = 0; round < 3; round++) { /* later rounds reuse cached stacks */
+		atomic_store(&many_gate, 0);
+		for (i = 0; i < MANY_STACKS; i++)
+			assert_int_equal(
+			    ulp_thread_create(&t[i], stack_holder, (void *)(uintptr_t)(i + 1)), 0);
+		atomic_store(&many_gate, 1);
+		for (i = 0; i < MANY_STACKS; i++) {
+			assert_int_equal(ulp_thread_join(t[i], &r), 0);
+			assert_true(r == (void *)(uintptr_t)(i + 1));
+		}
+	}
 }
 
 static ulp_key_t key;
@@ -215,6 +275,8 @@ int main(void)
 	    cmocka_unit_test(thread_exit_value_reaches_joiner),
 	    cmocka_unit_test(join_self_is_deadlock_and_bad_args_are_einval),
 	    cmocka_unit_test(create_runs_child_first_and_yield_goes_behind_ready_work),
+	    cmocka_unit_test(init_thread_creates_work_first_on_one_worker),
+	    cmocka_unit_test(more_threads_end_at_once_than_the_stack_cache_holds),
 	    cmocka_unit_test(keys_are_per_thread_and_destructors_run_at_exit),
 	    cmocka_unit_test(fini_refuses_while_threads_live),
 	};

@@ -91,6 +91,47 @@ ulp_arch_switch_call:
 	.cfi_endproc
 	.size	ulp_arch_switch_call, .-ulp_arch_switch_call
 
+/* void ulp_arch_switch_start(ulp_ctx_t *from, void *lo, size_t size, void (*entry)(void *),
+ *                            void *arg, void (*after)(void *))
+ * Save the running context into *from, move to the top of the fresh stack [lo, lo + size)
+ * (16-byte aligned down) and call after(from) there when after is not NULL, then entry(arg).
+ * x19/x20 (saved in from's frame already) keep entry and arg across after; the new context
+ * inherits FPCR, as with ulp_arch_ctx_init. */
+	.globl	ulp_arch_switch_start
+	.type	ulp_arch_switch_start, %function
+	.p2align 4
+ulp_arch_switch_start:
+	.cfi_startproc
+	SAVE_FRAME
+	mov	x9, sp
+	str	x9, [x0]
+	add	x9, x1, x2
+	and	x9, x9, #~15
+	mov	sp, x9
+	.cfi_undefined x30	/* the new context's first frame: unwinders stop here */
+	mov	x29, xzr
+	mov	x19, x3
+	mov	x20, x4
+	cbz	x5, 1f
+	blr	x5		/* x0 = from still */
+1:	mov	x0, x20
+	blr	x19
+	brk	#0x1		/* entry must not return */
+	.cfi_endproc
+	.size	ulp_arch_switch_start, .-ulp_arch_switch_start
+
+/* void ulp_arch_jump(ulp_ctx_t *to): resume to, abandoning the running context (nothing saved). */
+	.globl	ulp_arch_jump
+	.type	ulp_arch_jump, %function
+	.p2align 4
+ulp_arch_jump:
+	.cfi_startproc
+	ldr	x9, [x0]
+	mov	sp, x9
+	b	.Lrestore_frame
+	.cfi_endproc
+	.size	ulp_arch_jump, .-ulp_arch_jump
+
 /* First code of a new context: ulp_arch_ctx_init put entry in x19, its argument in x20, and
  * zero in x29 so that frame-pointer walks end here. */
 	.globl	ulp_arch_trampoline

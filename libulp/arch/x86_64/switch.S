@@ -78,6 +78,45 @@ ulp_arch_switch_call:
 	.cfi_endproc
 	.size	ulp_arch_switch_call, .-ulp_arch_switch_call
 
+/* void ulp_arch_switch_start(ulp_ctx_t *from, void *lo, size_t size, void (*entry)(void *),
+ *                            void *arg, void (*after)(void *))
+ * Save the running context into *from, move to the top of the fresh stack [lo, lo + size)
+ * (16-byte aligned down) and call after(from) there when after is not NULL, then entry(arg).
+ * What ulp_arch_ctx_init + ulp_arch_switch_call do, without writing a frame only to load it
+ * again: r12/r13 (saved in from's frame already) keep entry and arg across after. */
+	.globl	ulp_arch_switch_start
+	.type	ulp_arch_switch_start, @function
+	.p2align 4
+ulp_arch_switch_start:
+	.cfi_startproc
+	SAVE_FRAME
+	movq	%rsp, (%rdi)
+	leaq	(%rsi,%rdx), %rsp
+	andq	$-16, %rsp
+	.cfi_undefined rip	/* the new context's first frame: unwinders stop here */
+	xorl	%ebp, %ebp
+	movq	%rcx, %r12
+	movq	%r8, %r13
+	testq	%r9, %r9
+	jz	1f
+	call	*%r9		/* rdi = from still; rsp is 16-aligned */
+1:	movq	%r13, %rdi
+	call	*%r12
+	ud2			/* entry must not return */
+	.cfi_endproc
+	.size	ulp_arch_switch_start, .-ulp_arch_switch_start
+
+/* void ulp_arch_jump(ulp_ctx_t *to): resume to, abandoning the running context (nothing saved). */
+	.globl	ulp_arch_jump
+	.type	ulp_arch_jump, @function
+	.p2align 4
+ulp_arch_jump:
+	.cfi_startproc
+	movq	(%rdi), %rsp
+	jmp	restore_frame
+	.cfi_endproc
+	.size	ulp_arch_jump, .-ulp_arch_jump
+
 /* First code of a new context: ulp_arch_ctx_init put entry in r12 and its argument in r13. */
 	.globl	ulp_arch_trampoline
 	.type	ulp_arch_trampoline, @function

@@ -37,12 +37,8 @@ ulp_test_regs_names:
 	CHECKX	x12, \off, \bit
 .endm
 
-/* unsigned long ulp_test_regs_switch(ulp_ctx_t *from, ulp_ctx_t *to, int which, ulp_arch_fn fn)
- * Own frame: 0 x29/x30, 16.. x19-x28, 96.. d8-d15, 160 caller's FPCR, 168 row. */
-	.globl	ulp_test_regs_switch
-	.type	ulp_test_regs_switch, %function
-ulp_test_regs_switch:
-	.cfi_startproc
+/* Own frame: 0 x29/x30, 16.. x19-x28, 96.. d8-d15, 160 caller's FPCR, 168 row. */
+.macro REGS_ENTER
 	stp	x29, x30, [sp, #-176]!
 	.cfi_def_cfa_offset 176
 	.cfi_offset x29, -176
@@ -59,11 +55,14 @@ ulp_test_regs_switch:
 	stp	d14, d15, [sp, #144]
 	mrs	x9, fpcr
 	str	x9, [sp, #160]
+.endm
+
+/* Row \which (a 64-bit register, clobbered) into every callee-saved register and FPCR. */
+.macro REGS_LOAD which
 	adrp	x9, .Lrows
 	add	x9, x9, :lo12:.Lrows
 	mov	x10, #ROW
-	sxtw	x2, w2
-	madd	x9, x2, x10, x9
+	madd	x9, \which, x10, x9
 	str	x9, [sp, #168]
 	ldp	x19, x20, [x9, #0]
 	ldp	x21, x22, [x9, #16]
@@ -77,13 +76,10 @@ ulp_test_regs_switch:
 	ldp	d14, d15, [x9, #136]
 	ldr	x10, [x9, #152]
 	msr	fpcr, x10
-	cbnz	x3, 1f
-	bl	ulp_arch_switch
-	b	2f
-1:	mov	x2, x3
-	mov	x3, xzr
-	bl	ulp_arch_switch_call
-2:
+.endm
+
+/* Back from the switch: the bitmap of what differs from the row, then the caller's state. */
+.macro REGS_CHECK_LEAVE
 	ldr	x9, [sp, #168]
 	mov	x0, #0
 	CHECKX	x19, 0, 0
@@ -123,8 +119,42 @@ ulp_test_regs_switch:
 	.cfi_restore x29
 	.cfi_restore x30
 	ret
+.endm
+
+/* unsigned long ulp_test_regs_switch(ulp_ctx_t *from, ulp_ctx_t *to, int which, ulp_arch_fn fn) */
+	.globl	ulp_test_regs_switch
+	.type	ulp_test_regs_switch, %function
+ulp_test_regs_switch:
+	.cfi_startproc
+	REGS_ENTER
+	sxtw	x2, w2
+	REGS_LOAD x2
+	cbnz	x3, 1f
+	bl	ulp_arch_switch
+	b	2f
+1:	mov	x2, x3
+	mov	x3, xzr
+	bl	ulp_arch_switch_call
+2:
+	REGS_CHECK_LEAVE
 	.cfi_endproc
 	.size	ulp_test_regs_switch, .-ulp_test_regs_switch
+
+/* unsigned long ulp_test_regs_start(ulp_ctx_t *from, void *lo, size_t size, ulp_arch_fn entry,
+ *                                   int which) */
+	.globl	ulp_test_regs_start
+	.type	ulp_test_regs_start, %function
+ulp_test_regs_start:
+	.cfi_startproc
+	REGS_ENTER
+	sxtw	x4, w4
+	REGS_LOAD x4
+	mov	x4, xzr		/* entry's argument: NULL */
+	mov	x5, xzr		/* no after */
+	bl	ulp_arch_switch_start
+	REGS_CHECK_LEAVE
+	.cfi_endproc
+	.size	ulp_test_regs_start, .-ulp_test_regs_start
 
 /* FP control encoding: FPCR as is */
 	.globl	ulp_test_fpctl_get

@@ -28,11 +28,9 @@ ulp_test_regs_names:
 1:
 .endm
 
-/* unsigned long ulp_test_regs_switch(ulp_ctx_t *from, ulp_ctx_t *to, int which, ulp_arch_fn fn) */
-	.globl	ulp_test_regs_switch
-	.type	ulp_test_regs_switch, @function
-ulp_test_regs_switch:
-	.cfi_startproc
+/* Own frame below the six saved registers: 0 caller's MXCSR, 4 its x87 CW, 8 row, 16 fn,
+ * then scratch. */
+.macro REGS_ENTER
 	pushq	%rbp
 	.cfi_adjust_cfa_offset 8
 	pushq	%rbx
@@ -45,15 +43,18 @@ ulp_test_regs_switch:
 	.cfi_adjust_cfa_offset 8
 	pushq	%r15
 	.cfi_adjust_cfa_offset 8
-	subq	$24, %rsp	/* 0: caller's MXCSR, 4: its x87 CW, 8: row, 16: fn, then scratch */
+	subq	$24, %rsp
 	.cfi_adjust_cfa_offset 24
-	movq	%rcx, 16(%rsp)
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
-	movslq	%edx, %rdx
-	shlq	$6, %rdx
-	leaq	.Lrows(%rip), %rax
-	addq	%rdx, %rax
+.endm
+
+/* Row \which (a 32-bit register) into every callee-saved register and the FP control state. */
+.macro REGS_LOAD which
+	movslq	\which, %rax
+	shlq	$6, %rax
+	leaq	.Lrows(%rip), %r11
+	addq	%r11, %rax
 	movq	%rax, 8(%rsp)
 	movq	0(%rax), %rbx
 	movq	8(%rax), %rbp
@@ -63,14 +64,10 @@ ulp_test_regs_switch:
 	movq	40(%rax), %r15
 	ldmxcsr	48(%rax)
 	fldcw	56(%rax)
-	movq	16(%rsp), %rdx
-	testq	%rdx, %rdx
-	jnz	1f
-	call	ulp_arch_switch@PLT
-	jmp	2f
-1:	xorl	%ecx, %ecx
-	call	ulp_arch_switch_call@PLT
-2:
+.endm
+
+/* Back from the switch: the bitmap of what differs from the row, then the caller's state. */
+.macro REGS_CHECK_LEAVE
 	movq	8(%rsp), %rax
 	xorl	%ecx, %ecx
 	CHECK	%rbx, 0, 0
@@ -107,8 +104,42 @@ ulp_test_regs_switch:
 	popq	%rbp
 	.cfi_adjust_cfa_offset -8
 	ret
+.endm
+
+/* unsigned long ulp_test_regs_switch(ulp_ctx_t *from, ulp_ctx_t *to, int which, ulp_arch_fn fn) */
+	.globl	ulp_test_regs_switch
+	.type	ulp_test_regs_switch, @function
+ulp_test_regs_switch:
+	.cfi_startproc
+	REGS_ENTER
+	movq	%rcx, 16(%rsp)
+	REGS_LOAD %edx
+	movq	16(%rsp), %rdx
+	testq	%rdx, %rdx
+	jnz	1f
+	call	ulp_arch_switch@PLT
+	jmp	2f
+1:	xorl	%ecx, %ecx
+	call	ulp_arch_switch_call@PLT
+2:
+	REGS_CHECK_LEAVE
 	.cfi_endproc
 	.size	ulp_test_regs_switch, .-ulp_test_regs_switch
+
+/* unsigned long ulp_test_regs_start(ulp_ctx_t *from, void *lo, size_t size, ulp_arch_fn entry,
+ *                                   int which) */
+	.globl	ulp_test_regs_start
+	.type	ulp_test_regs_start, @function
+ulp_test_regs_start:
+	.cfi_startproc
+	REGS_ENTER
+	REGS_LOAD %r8d
+	xorl	%r8d, %r8d	/* entry's argument: NULL */
+	xorl	%r9d, %r9d	/* no after */
+	call	ulp_arch_switch_start@PLT
+	REGS_CHECK_LEAVE
+	.cfi_endproc
+	.size	ulp_test_regs_start, .-ulp_test_regs_start
 
 /* FP control encoding: MXCSR without its six exception flags | x87 control word << 32 */
 	.globl	ulp_test_fpctl_get
