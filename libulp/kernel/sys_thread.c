@@ -70,16 +70,22 @@ static size_t desc_size(void)
 	return (sizeof(struct ulp_uthread) + 4095) & ~(size_t)4095;
 }
 
+/* [p, p + len) inside the ULP's partition, past its control block. p <= hi is checked first:
+ * hi - p of an address above the partition wraps around to a huge length. */
 static int in_part(const struct ulp_cb *cb, uintptr_t p, size_t len)
 {
-	return p >= cb->part_lo + ULP_CB_SIZE && len <= cb->part_hi - p;
+	return p >= cb->part_lo + ULP_CB_SIZE && p <= cb->part_hi && len <= cb->part_hi - p;
 }
 
 static int in_region(const struct ulp_cb *cb, uintptr_t p, size_t len)
 {
 	const struct pvas_region *r = cb->region;
 
-	return p >= r->base && len <= r->base + r->size - p;
+	/* The launcher's own code lies above the region (0x55.. against a region ending at
+	 * 0x5000_0000_0000): without p <= end, a kick that interrupted the runtime there was taken
+	 * for one in a ULP's code, and ran a signal handler on top of the runtime's half-done work
+	 * (a thread-exit hook on that task's stack was abandoned; the ULP then hung in exit). */
+	return p >= r->base && p <= r->base + r->size && len <= r->base + r->size - p;
 }
 
 static long leader_tid(void)

@@ -3,12 +3,14 @@
  * POSIX threads inside one program, checked by the program itself: run as a process and as ULPs
  * (tests/integ/threads.sh), both must print the same "ok" lines and no "FAIL".
  *
- * Usage: threads [all|signals|mainexit|mainreturn|exitgroup|segv|parked segv|parked exit|many N]
- * "signals" (pthread_cancel, pthread_kill) needs the handlers glibc and the test install: signal
- * dispositions are per kernel process, so run it with one ULP per PVAS task (ulpspawn -t N).
+ * Usage: threads [all|signals|killstorm [ROUNDS]|mainexit|mainreturn|exitgroup|segv|parked segv|
+ *                 parked exit|many N]
+ * "signals" (pthread_cancel, pthread_kill) and "killstorm" run the handlers glibc and the test
+ * install: signal dispositions are per ULP, so ULPs may share a PVAS task (ulpspawn -t 1).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -21,6 +23,7 @@
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static int failures;
@@ -383,6 +386,111 @@ static void test_cancel_kill(void)
 	CHECK("pthread-kill-ended", rc == ESRCH || rc == 0, "rc %d", rc);
 }
 
+/* ---- killstorm: pthread_kill aimed at threads that live in trapped calls ----
+ * The signal reaches a thread of a ULP running on another worker as a kick to that worker;
+ * most kicks land while the worker runs the runtime (the threads trap sched_yield and gettid,
+ * and threads end and start meanwhile). Such a kick must wait for the trap's end: run in the
+ * runtime's context, the handler's own trapped call hit a blocked SIGSYS, and a thread-exit
+ * hook it interrupted was abandoned (the ULP hung in exit). */
+#define STORM_THREADS 3
+#define STORM_SEGS 64
+static _Atomic int storm_stop[STORM_THREADS];
+static _Atomic long storm_handled[STORM_THREADS], storm_outside;
+static __thread int storm_id = -1;
+static uintptr_t storm_seg[STORM_SEGS][2]; /* executable segments of the loaded objects */
+static int storm_nseg;
+
+static int storm_add(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	for (int i = 0; i < info->dlpi_phnum && storm_nseg < STORM_SEGS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			storm_seg[storm_nseg][0] = info->dlpi_addr + ph->p_vaddr;
+			storm_seg[storm_nseg][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			storm_nseg++;
+		}
+	}
+	return 0;
+}
+
+static uintptr_t interrupted_pc(const void *ucv)
+{
+	const ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (uintptr_t)uc->uc_mcontext.pc;
+#else
+	return 0;
+#endif
+}
+
+/* The handler interrupted the thread's own code (program, libc, ld.so, vDSO), as in a process:
+ * never the runtime's. Only loads and stores here (async-signal-safe). */
+static void on_storm(int s, siginfo_t *si, void *ucv)
+{
+	uintptr_t pc = interrupted_pc(ucv);
+	int i, inside = pc == 0;
+
+	for (i = 0; i < storm_nseg && !inside; i++)
+		inside = pc >= storm_seg[i][0] && pc < storm_seg[i][1];
+	if (!inside)
+		storm_outside++;
+	if (storm_id >= 0)
+		storm_handled[storm_id]++;
+	(void)tid(); /* a trapped call inside the handler */
+}
+
+static void *storm_fn(void *a)
+{
+	storm_id = (int)(long)a;
+	while (!atomic_load(&storm_stop[storm_id])) {
+		sched_yield();
+		(void)tid();
+	}
+	return NULL;
+}
+
+static void test_killstorm(int rounds)
+{
+	pthread_t t[STORM_THREADS];
+	long sent = 0, got = 0;
+	int i, round, bad = 0;
+
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_storm;
+	sa.sa_flags = SA_SIGINFO;
+	dl_iterate_phdr(storm_add, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	for (i = 0; i < STORM_THREADS; i++)
+		pthread_create(&t[i], NULL, storm_fn, (void *)(long)i);
+	for (round = 0; round < rounds; round++) {
+		for (i = 0; i < 300; i++, sent++)
+			if (pthread_kill(t[i % STORM_THREADS], SIGUSR2))
+				bad++;
+		/* one thread ends and another starts: exit hooks run among the kicks */
+		i = round % STORM_THREADS;
+		atomic_store(&storm_stop[i], 1);
+		pthread_join(t[i], NULL);
+		atomic_store(&storm_stop[i], 0);
+		pthread_create(&t[i], NULL, storm_fn, (void *)(long)i);
+	}
+	for (i = 0; i < STORM_THREADS; i++) {
+		atomic_store(&storm_stop[i], 1);
+		pthread_join(t[i], NULL);
+	}
+	for (i = 0; i < STORM_THREADS; i++)
+		got += storm_handled[i];
+	/* pending signals merge, as in the kernel: at most one per kill, at least one per thread */
+	CHECK("killstorm", !bad && got > 0 && got <= sent && storm_handled[0] && storm_handled[1] &&
+			       storm_handled[2] && !storm_outside,
+	      "bad %d sent %ld handled %ld/%ld/%ld, %ld outside the program's code", bad, sent,
+	      storm_handled[0], storm_handled[1], storm_handled[2], (long)storm_outside);
+}
+
 static void test_robust_affinity(void)
 {
 	pthread_t t;
@@ -573,6 +681,11 @@ int main(int argc, char **argv)
 			pthread_join(ts[i], NULL);
 		CHECK("many", counter == n && many_sum == want, "counter %ld sum %ld", counter,
 		      (long)many_sum);
+		return failures != 0;
+	}
+	if (!strcmp(mode, "killstorm")) {
+		test_killstorm(argc > 2 ? atoi(argv[2]) : 30);
+		printf("%s\n", failures ? "FAILED" : "all ok");
 		return failures != 0;
 	}
 	if (!strcmp(mode, "signals")) {
