@@ -12,6 +12,10 @@
  * what sharing costs the runtime (cache lines moving between the CPUs, lock contention); ideal
  * is 1.00. It shows only while both workers run at once, so it understates when another job
  * holds a CPU (fib_machine speedup well below 2).
+ *
+ * BENCH_FIB_SCALE=1,2,4,...: also fib(FIB_SCALE_N) on each of these worker counts (fib_scale
+ * lines), each with what as many kernel threads give on the same machine in the same run
+ * (machine=, vs_machine=): for hosts with more CPUs than the development VM's two.
  */
 #include "bench.h"
 #include "ulp.h"
@@ -24,6 +28,7 @@
 
 #define FIB_N 30
 #define PAR_ROUNDS 16
+#define FIB_SCALE_N 34
 
 /* noipa: else gcc finds it const and computes fib(30) once for all repetitions. */
 static long __attribute__((noipa)) fib_plain(long n)
@@ -87,9 +92,78 @@ static double machine_speedup(void)
 	return 2.0 * (double)(t1 - t0) / (double)(t2 - t1);
 }
 
+/* Speedup of n kernel threads each doing PAR_ROUNDS at once over one doing it alone. */
+static double machine_speedup_n(unsigned n)
+{
+	pthread_t t[256];
+	uint64_t t0, t1, t2;
+	unsigned i, made = 0;
+
+	t0 = bench_now_ns();
+	plain_rounds(NULL);
+	t1 = bench_now_ns();
+	for (i = 1; i < n && i < 256; i++)
+		made += pthread_create(&t[i], NULL, plain_rounds, NULL) == 0;
+	plain_rounds(NULL);
+	for (i = 1; i <= made; i++)
+		pthread_join(t[i], NULL);
+	t2 = bench_now_ns();
+	return (double)(made + 1) * (double)(t1 - t0) / (double)(t2 - t1);
+}
+
+static double run_ult_n(unsigned workers, long n, double *cpu_ms);
+
 /* fib(FIB_N) in a fresh runtime of `workers` workers; wall ms returned, CPU ms in *cpu_ms,
  * start-up and shutdown excluded. */
 static double run_ult(unsigned workers, double *cpu_ms)
+{
+	return run_ult_n(workers, FIB_N, cpu_ms);
+}
+
+/* Worker counts in BENCH_FIB_SCALE, each against kernel threads (file comment). */
+static void run_scale(int reps)
+{
+	const char *list = getenv("BENCH_FIB_SCALE");
+	double base = 0, *w, *m, cpu;
+	long want = fib_plain(FIB_SCALE_N);
+	char *end;
+	int r;
+
+	if (!list || !*list)
+		return;
+	w = calloc((size_t)reps, sizeof(double));
+	m = calloc((size_t)reps, sizeof(double));
+	if (!w || !m)
+		bench_give_up("bench/fib", "calloc", ENOMEM);
+	expected = want;
+	while (*list) {
+		unsigned long n = strtoul(list, &end, 10);
+		double mw, mm, speedup;
+
+		if (end == list || !n || n > 256) {
+			fprintf(stderr, "bench/fib: BENCH_FIB_SCALE: bad worker count at '%s'\n", list);
+			break;
+		}
+		for (r = 0; r < reps; r++) {
+			m[r] = machine_speedup_n((unsigned)n);
+			w[r] = run_ult_n((unsigned)n, FIB_SCALE_N, &cpu);
+		}
+		mw = bench_median(w, reps);
+		mm = bench_median(m, reps);
+		if (!base)
+			base = mw * (double)n; /* the first count's time, as if on one worker */
+		speedup = base / mw;
+		printf("BENCH fib_scale n=%d workers=%lu ms=%.2f min_ms=%.2f speedup=%.2f machine=%.2f "
+		       "vs_machine=%.2f\n",
+		       FIB_SCALE_N, n, mw, bench_min(w, reps), speedup, mm, speedup / mm);
+		list = *end == ',' ? end + 1 : end;
+	}
+	expected = fib_plain(FIB_N);
+	free(w);
+	free(m);
+}
+
+static double run_ult_n(unsigned workers, long n, double *cpu_ms)
 {
 	ulp_thread_t root;
 	uint64_t t0, c0;
@@ -98,17 +172,17 @@ static double run_ult(unsigned workers, double *cpu_ms)
 	int rc = ulp_init(workers);
 
 	if (rc)
-		bench_give_up("bench/fib", workers == 1 ? "ulp_init(1)" : "ulp_init(2)", -rc);
+		bench_give_up("bench/fib", "ulp_init", -rc);
 	c0 = bench_cpu_ns();
 	t0 = bench_now_ns();
-	rc = ulp_thread_create(&root, fib_ult, (void *)(intptr_t)FIB_N);
+	rc = ulp_thread_create(&root, fib_ult, (void *)(intptr_t)n);
 	if (rc)
 		bench_give_up("bench/fib", "ulp_thread_create of the root", -rc);
 	ulp_thread_join(root, &v);
 	ms = (double)(bench_now_ns() - t0) / 1e6;
 	*cpu_ms = (double)(bench_cpu_ns() - c0) / 1e6;
 	if ((intptr_t)v != expected)
-		fprintf(stderr, "bench/fib: fib(%d) on %u workers = %ld, expected %ld\n", FIB_N,
+		fprintf(stderr, "bench/fib: fib(%ld) on %u workers = %ld, expected %ld\n", n,
 			workers, (long)(intptr_t)v, expected);
 	ulp_fini();
 	return ms;
@@ -196,5 +270,6 @@ int main(void)
 	       FIB_N, m2, bench_min(w2, reps), threads, bench_median(ovh2, reps), s,
 	       bench_max(speedup, reps), s / ms, bench_median(c2, reps), bench_median(infl, reps),
 	       bench_met(s, 1.8, 0));
+	run_scale(reps);
 	return 0;
 }
