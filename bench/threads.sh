@@ -2,6 +2,7 @@
 # Threads inside a ULP vs the same program as a process (bench/threads_guest.c), and vs libulp's
 # own ulp_thread_create+join (bench/create). Prints BENCH lines (bench/README.md). One CPU: the
 # process and ulpexec's single worker are pinned with taskset to BENCH_CPU (default: the last).
+# killstorm (pthread_kill at threads looping on sched_yield) also runs unpinned on 2 workers.
 # Usage: bench/threads.sh BUILD_DIR
 B=${1:-build}
 G="$B/bench/threads_guest"
@@ -10,6 +11,7 @@ cpu=${BENCH_CPU:-$(($(nproc) - 1))}
 reps=${BENCH_REPS:-5}
 
 run() { taskset -c "$cpu" "$@" 2>/dev/null || echo "nan nan"; }
+free_run() { "$@" 2>/dev/null || echo "nan nan"; }
 med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 for what in create pingpong; do
@@ -41,3 +43,23 @@ awk -v p="$pn" -v u="$un" -v pm="$pmin" -v um="$umin" -v r="$reps" 'BEGIN {
 	rp = p / u
 	printf "BENCH threads_futex_pingpong cpu_pinned=1 reps=%d round_trip_process_ns=%.0f round_trip_ulp_ns=%.0f min_process_ns=%.0f min_ulp_ns=%.0f ratio_process_over_ulp=%.2f target_min=5 met=%s\n",
 		r, p, u, pm, um, rp, (rp >= 5 ? "yes" : "no") }'
+
+# killstorm: pinned, one worker; then unpinned, ulpexec with 2 workers
+n=6600
+: >"$B/bench/threads_killstorm.dat"
+: >"$B/bench/threads_killstorm2.dat"
+r=0
+while [ $r -lt "$reps" ]; do
+	echo "$(run "$G" killstorm $n) $(run "$X" -w 1 "$G" killstorm $n)" >>"$B/bench/threads_killstorm.dat"
+	echo "$(free_run "$G" killstorm $n) $(free_run "$X" -w 2 "$G" killstorm $n)" \
+		>>"$B/bench/threads_killstorm2.dat"
+	r=$((r + 1))
+done
+for c in 1 2; do
+	f=$B/bench/threads_killstorm$([ $c = 2 ] && echo 2).dat
+	pn=$(awk '{print $1}' "$f" | med) un=$(awk '{print $3}' "$f" | med)
+	pmin=$(awk '{print $2}' "$f" | sort -n | head -1) umin=$(awk '{print $4}' "$f" | sort -n | head -1)
+	awk -v p="$pn" -v u="$un" -v pm="$pmin" -v um="$umin" -v r="$reps" -v w=$c 'BEGIN {
+		printf "BENCH threads_killstorm workers=%d cpu_pinned=%d reps=%d kill_process_ns=%.0f kill_ulp_ns=%.0f min_process_ns=%.0f min_ulp_ns=%.0f ratio_ulp_over_process=%.2f\n",
+			w, (w == 1), r, p, u, pm, um, u / p }'
+done

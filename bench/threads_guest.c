@@ -4,13 +4,21 @@
  *   threads_guest create N    pthread_create + pthread_join of an empty thread
  *   threads_guest pingpong N  two threads passing a token through a mutex and a condition
  *                             variable (one round trip = two hand-overs)
+ *   threads_guest killstorm N pthread_kill(SIGUSR2) at three threads that loop sched_yield and
+ *                             gettid, one of them joined and made anew after every 300 kills
+ *                             (tests/integ/progs/threads.c "killstorm"): ns per pthread_kill
  * Prints "<median ns> <min ns>" per operation over 11 samples of N/11 operations.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SAMPLES 11
 
@@ -47,6 +55,32 @@ static void *player(void *a)
 	return NULL;
 }
 
+#define STORM_THREADS 3
+static _Atomic int storm_stop[STORM_THREADS];
+
+static void on_storm(int sig)
+{
+	(void)syscall(SYS_gettid); /* a handler that makes a call, as killstorm's does */
+}
+
+static void *storm_fn(void *a)
+{
+	while (!atomic_load(&storm_stop[(long)a])) {
+		sched_yield();
+		(void)syscall(SYS_gettid);
+	}
+	return a;
+}
+
+/* Thread i ends and another takes its place: exit and start among the kicks. */
+static void storm_turnover(pthread_t *st, long i)
+{
+	atomic_store(&storm_stop[i], 1);
+	pthread_join(st[i], NULL);
+	atomic_store(&storm_stop[i], 0);
+	pthread_create(&st[i], NULL, storm_fn, (void *)i);
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -61,17 +95,34 @@ int main(int argc, char **argv)
 	pthread_t t, u;
 	int s;
 
-	if (argc < 2 || (strcmp(argv[1], "create") && strcmp(argv[1], "pingpong"))) {
-		fprintf(stderr, "usage: threads_guest create|pingpong [N]\n");
+	pthread_t st[STORM_THREADS];
+	int storm = argc >= 2 && !strcmp(argv[1], "killstorm");
+
+	if (argc < 2 || (strcmp(argv[1], "create") && strcmp(argv[1], "pingpong") && !storm)) {
+		fprintf(stderr, "usage: threads_guest create|pingpong|killstorm [N]\n");
 		return 2;
 	}
 	for (long i = 0; i < 50; i++) { /* warm up: glibc's stack cache, the runtime's free lists */
 		pthread_create(&t, NULL, empty, NULL);
 		pthread_join(t, NULL);
 	}
+	if (storm) {
+		signal(SIGUSR2, on_storm);
+		for (s = 0; s < STORM_THREADS; s++)
+			pthread_create(&st[s], NULL, storm_fn, (void *)(long)s);
+	}
 	for (s = 0; s < SAMPLES; s++) {
 		t0 = now_ns();
-		if (!strcmp(argv[1], "create")) {
+		if (storm) {
+			for (long i = 0; i < per; i++) {
+				if (pthread_kill(st[i % STORM_THREADS], SIGUSR2)) {
+					fprintf(stderr, "threads_guest: pthread_kill failed\n");
+					return 1;
+				}
+				if (i % 300 == 299)
+					storm_turnover(st, i / 300 % STORM_THREADS);
+			}
+		} else if (!strcmp(argv[1], "create")) {
 			for (long i = 0; i < per; i++) {
 				if (pthread_create(&t, NULL, empty, NULL)) {
 					fprintf(stderr, "threads_guest: pthread_create failed\n");
@@ -88,6 +139,10 @@ int main(int argc, char **argv)
 			pthread_join(u, NULL);
 		}
 		v[s] = (now_ns() - t0) / per;
+	}
+	for (s = 0; storm && s < STORM_THREADS; s++) {
+		atomic_store(&storm_stop[s], 1);
+		pthread_join(st[s], NULL);
 	}
 	qsort(v, SAMPLES, sizeof(v[0]), cmp);
 	printf("%.1f %.1f\n", v[SAMPLES / 2], v[0]);

@@ -654,9 +654,13 @@ static struct ulp_task *steal(struct ulp_worker *w)
 	return NULL;
 }
 
+/* The yield queue counts: with three tasks or more on a worker, the deque is empty while the
+ * others wait there, and a trapped sched_yield that missed them spun and napped alone until the
+ * next preemption tick (which each nap put off). Only the owner calls this (yq is its own). */
 int ulp_worker_has_ready(struct ulp_worker *w)
 {
-	return __atomic_load_n(&w->inbox, __ATOMIC_RELAXED) || ulp_deque_looks_nonempty(&w->dq);
+	return __atomic_load_n(&w->inbox, __ATOMIC_RELAXED) || w->yq_head ||
+	       ulp_deque_looks_nonempty(&w->dq);
 }
 
 static int work_visible(struct ulp_worker *w)

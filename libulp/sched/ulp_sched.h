@@ -247,7 +247,8 @@ static inline void *ulp_sched_ctx(struct ulp_runtime *rt)
 	return atomic_load_explicit(&rt->ctx, memory_order_acquire);
 }
 
-/* 1 when w has a task ready to run in its own deque or inbox (what a yield would switch to). */
+/* 1 when w has a task ready to run in its deque, yield queue or inbox (what a yield would
+ * switch to). Called by w's owner only. */
 int ulp_worker_has_ready(struct ulp_worker *w);
 
 /* Worker i of rt, i taken modulo the number of workers. */

@@ -45,14 +45,24 @@ done
 # pthread_kill aimed at threads that spend their time in trapped calls, while threads end and
 # start: a kick that lands in the runtime waits for the trap's end (it ran the handler on top of
 # the runtime's work: a hang in exit, once in ~300 runs of the case above). Rounds of 300 kills
-# and one thread exit: fewer where 3 ULPs share 2 workers (each pthread_kill of a ULP thread
-# costs ~0.2 ms there against ~5 us in a process)
+# and one thread exit: fewer where 3 ULPs share one task (each pthread_kill of a ULP thread is
+# three trapped calls, ~7 us, against ~1.5 us in a process: docs/benchmarks.md)
 for t in "3 30" "1 10"; do
 	if expect killstorm 0 "$S" -n 3 -t ${t% *} -w 2 "$P/threads_dyn" killstorm ${t#* } &&
 		! grep -q FAIL "$T/out" && [ "$(lines '^ok killstorm$')" = 3 ] &&
 		[ "$(lines '^all ok')" = 3 ]; then
 		ok "3 ULPs in ${t% *} task(s): pthread_kill at yielding threads, ${t#* } thread exits among them, handlers see only the program's code"
 	else no "3 ULPs in ${t% *} task(s): pthread_kill at yielding threads, ${t#* } thread exits among them, handlers see only the program's code"; fi
+done
+
+# Threads that wait for each other with sched_yield (a token passed round three threads): the
+# yield must give way to every ready thread of the worker, those queued behind an empty deque
+# included (one worker: that yield spun alone, and the ring never moved on)
+for n in 1 2; do
+	if expect yieldring 0 "$X" -n $n -w 1 "$P/threads" yieldring 2000 &&
+		! grep -q FAIL "$T/out" && [ "$(lines '^ok yieldring$')" = $n ]; then
+		ok "$n ULP(s) on one worker: three threads pass a token with sched_yield"
+	else no "$n ULP(s) on one worker: three threads pass a token with sched_yield"; fi
 done
 
 # 2. C++ std::thread / std::async / condition_variable

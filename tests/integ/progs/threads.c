@@ -3,8 +3,8 @@
  * POSIX threads inside one program, checked by the program itself: run as a process and as ULPs
  * (tests/integ/threads.sh), both must print the same "ok" lines and no "FAIL".
  *
- * Usage: threads [all|signals|killstorm [ROUNDS]|mainexit|mainreturn|exitgroup|segv|parked segv|
- *                 parked exit|many N]
+ * Usage: threads [all|signals|killstorm [ROUNDS]|yieldring [ROUNDS]|mainexit|mainreturn|exitgroup|
+ *                 segv|parked segv|parked exit|many N]
  * "signals" (pthread_cancel, pthread_kill) and "killstorm" run the handlers glibc and the test
  * install: signal dispositions are per ULP, so ULPs may share a PVAS task (ulpspawn -t 1).
  */
@@ -491,6 +491,50 @@ static void test_killstorm(int rounds)
 	      storm_handled[0], storm_handled[1], storm_handled[2], (long)storm_outside);
 }
 
+/* ---- yieldring: threads that wait for each other with sched_yield ----
+ * Three threads pass a token round a ring, each spinning on sched_yield until its turn. Every
+ * pass needs the yield to give way to the others: with three threads ready on one worker, two
+ * of them wait in the yield queue behind an empty deque, and a yield that looked only at the
+ * deque spun and napped alone (each nap re-armed the preemption tick, so it could go on for
+ * ever). */
+#define RING_THREADS 3
+static _Atomic long ring_token;
+static long ring_rounds, ring_turns[RING_THREADS];
+
+static void *ring_fn(void *a)
+{
+	long me = (long)a, t;
+
+	for (;;) {
+		/* the last pass leaves the token past the end: everyone's turn to leave */
+		while ((t = atomic_load(&ring_token)) % RING_THREADS != me &&
+		       t < ring_rounds * RING_THREADS)
+			sched_yield();
+		if (t >= ring_rounds * RING_THREADS)
+			return NULL;
+		ring_turns[me]++;
+		atomic_store(&ring_token, t + 1);
+	}
+}
+
+static void test_yieldring(long rounds)
+{
+	pthread_t t[RING_THREADS];
+	long i;
+	int even = 1;
+
+	ring_rounds = rounds;
+	for (i = 0; i < RING_THREADS; i++)
+		pthread_create(&t[i], NULL, ring_fn, (void *)i);
+	for (i = 0; i < RING_THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < RING_THREADS; i++)
+		even &= ring_turns[i] == rounds;
+	CHECK("yieldring", even && atomic_load(&ring_token) == rounds * RING_THREADS,
+	      "token %ld, turns %ld/%ld/%ld, want %ld each", (long)atomic_load(&ring_token),
+	      ring_turns[0], ring_turns[1], ring_turns[2], rounds);
+}
+
 static void test_robust_affinity(void)
 {
 	pthread_t t;
@@ -685,6 +729,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "killstorm")) {
 		test_killstorm(argc > 2 ? atoi(argv[2]) : 30);
+		printf("%s\n", failures ? "FAILED" : "all ok");
+		return failures != 0;
+	}
+	if (!strcmp(mode, "yieldring")) {
+		test_yieldring(argc > 2 ? atol(argv[2]) : 2000);
 		printf("%s\n", failures ? "FAILED" : "all ok");
 		return failures != 0;
 	}
