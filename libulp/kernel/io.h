@@ -34,9 +34,13 @@ struct ulp_io_wait {
 	uint32_t sig_gen; /* the ULP's signal count when the call began */
 	int interruptible;
 	const int *dying; /* its ULP's thread group is ending (struct ulp_tg's flag); NULL: none */
-	int pending;	  /* CQEs still to come; the task is resumed once it is 0 and done */
-	int done;	  /* something happened: an event, the timeout, a signal */
-	int res;	  /* result of the first completion */
+	/* Signals sent to the waiting thread alone (pthread_kill; struct ulp_uthread) and its mask
+	 * while it waits; NULL: the ULP has no thread group. */
+	const _Atomic unsigned long *thread_pend;
+	unsigned long thread_mask;
+	int pending; /* CQEs still to come; the task is resumed once it is 0 and done */
+	int done;    /* something happened: an event, the timeout, a signal */
+	int res;     /* result of the first completion */
 	int timed_out;
 	int interrupted; /* 1: a signal; 2: one whose handler has SA_RESTART */
 	int cancelling;
@@ -88,8 +92,9 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 /* Start a wait record for the current ULP (snapshots its signal count). */
 void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb,
 		      int interruptible);
-/* A signal with a ULP handler arrived for the ULP since wt began: 0, 1, or 2 (SA_RESTART); 1 as
- * well once the ULP is dying (exit_group, a fatal signal): the call ends and its thread with it. */
+/* A signal with a ULP handler arrived for the ULP since wt began, or is pending for the waiting
+ * thread and not blocked: 0, 1, or 2 (SA_RESTART); 1 as well once the ULP is dying (exit_group,
+ * a fatal signal): the call ends and its thread with it. */
 int ulp_io_signalled(struct ulp_io_wait *wt);
 
 /* Reap completions (from the scheduler loop, the tick, after a park). Never blocks. */
@@ -105,6 +110,9 @@ void ulp_io_signal_note(int pvid, unsigned nparts, int restart);
  * other threads, which would otherwise wait for their event forever (a thread parked in
  * epoll_wait with no timeout kept a crashed MPI rank from ever ending). */
 void ulp_io_dying_note(void);
+/* A signal was sent to one thread of a ULP of this task (tgkill): a parked call of that thread
+ * ends as for the ULP's own signals (ulp_io_signalled). */
+void ulp_io_thread_signal_note(void);
 
 /* Yield policy of a trapped sched_yield: no bouncing between workers; nap when only yielders. */
 long ulp_io_yield(struct ulp_cb *cb);

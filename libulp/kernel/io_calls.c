@@ -19,6 +19,7 @@
 #include "io.h"
 #include "ulp_signal.h"
 #include "syscall.h"
+#include "uthread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,6 +122,7 @@ static long park_fd(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb
 		if (wt->interrupted == 1)
 			return -EINTR;
 		if (wt->interrupted == 2) { /* SA_RESTART: run the handler, then wait on */
+			ulp_tg_deliver(cb, NULL);
 			ulp_sig_deliver(cb, NULL);
 			ulp_io_wait_init(io, wt, cb, 1);
 			if (poll0(fd, (short)ev) != 0)
@@ -367,8 +369,10 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 	ulp_io_park(ulp_io_self(), &wt, ops, n);
 	if (wt.interrupted == 1)
 		return -EINTR;
-	if (wt.interrupted == 2) /* SA_RESTART: run the handler; the caller looks again */
+	if (wt.interrupted == 2) { /* SA_RESTART: run the handler; the caller looks again */
+		ulp_tg_deliver(cb, NULL);
 		ulp_sig_deliver(cb, NULL);
+	}
 	return 0;
 }
 

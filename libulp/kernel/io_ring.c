@@ -359,6 +359,10 @@ void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *
 	wt->pvid = cb->pvid;
 	wt->interruptible = interruptible;
 	wt->dying = cb->tg ? &cb->tg->dying : NULL;
+	if (cb->tg) {
+		wt->thread_pend = &ulp_tg_current(cb)->sigpending;
+		wt->thread_mask = *ulp_sig_mask(cb);
+	}
 	if (io->sig_gen && (unsigned)cb->pvid < io->sig_gen_n) {
 		wt->sig_gen = atomic_load(&io->sig_gen[cb->pvid]) & ~1u;
 		/* A signal relayed since the call began (while it tried without blocking, or
@@ -369,19 +373,30 @@ void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *
 	}
 }
 
+/* Signals sent to the waiting thread alone (tgkill), as ulp_io_signalled counts them. Ordered
+ * with ulp_tg_kill's store of the pending bit as the ULP's are (io->kick, cq_lock). */
+static int thread_signalled(const struct ulp_io_wait *wt)
+{
+	unsigned long p = wt->thread_pend ? atomic_load(wt->thread_pend) & ~wt->thread_mask : 0;
+
+	return p ? ulp_sig_interrupts(wt->pvid, p) : 0;
+}
+
 int ulp_io_signalled(struct ulp_io_wait *wt)
 {
 	struct ulp_io *io = wt->io;
 	uint32_t g;
+	int t;
 
 	/* Ordered with ulp_tg_die's store by cq_lock (park_after, kick_waiters) and io->kick. */
 	if (wt->dying && __atomic_load_n(wt->dying, __ATOMIC_ACQUIRE))
 		return 1;
-	if (!io->sig_gen || (unsigned)wt->pvid >= io->sig_gen_n)
-		return 0;
+	t = thread_signalled(wt);
+	if (t == 1 || !io->sig_gen || (unsigned)wt->pvid >= io->sig_gen_n)
+		return t;
 	g = atomic_load(&io->sig_gen[wt->pvid]);
 	if ((g & ~1u) == wt->sig_gen)
-		return 0;
+		return t;
 	return g & 1 ? 2 : 1;
 }
 
@@ -601,4 +616,12 @@ void ulp_io_dying_note(void)
 
 	if (io)
 		look_at_waiters(io); /* those of the dying ULP see its flag (ulp_io_signalled) */
+}
+
+void ulp_io_thread_signal_note(void)
+{
+	struct ulp_io *io = ulp_io_self();
+
+	if (io)
+		look_at_waiters(io); /* the thread's wait sees its pending bit (thread_signalled) */
 }

@@ -347,6 +347,16 @@ int ulp_sig_would_interrupt(int pvid)
 	return r && (atomic_load(&r->pend) & atomic_load(&r->wake) & ~atomic_load(&r->blocked));
 }
 
+int ulp_sig_interrupts(int pvid, unsigned long set)
+{
+	struct sigrec *r = rec_of(pvid);
+	unsigned long w = r ? set & atomic_load(&r->wake) : 0;
+
+	if (!w)
+		return 0;
+	return (w & ~atomic_load(&r->restart)) ? 1 : 2;
+}
+
 unsigned long ulp_sig_pending(struct ulp_cb *cb)
 {
 	struct sigrec *r = rec_of(cb->pvid);

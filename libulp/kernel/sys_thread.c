@@ -666,8 +666,12 @@ int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret)
 		return 1;
 	atomic_fetch_or(&u->sigpending, 1ul << (sig - 1));
 	/* Delivered by the target itself at its next trap return; make that come soon. */
-	if (u != ulp_tg_current(cb) && !(u->wait_mask & (1ul << (sig - 1))))
+	if (u != ulp_tg_current(cb) && !(u->wait_mask & (1ul << (sig - 1)))) {
 		kick(u);
+		/* A call parked on the ring (pause, read, nanosleep...) ends too: the kick's
+		 * fence orders the pending bit before the ring's look (ulp_io_signalled). */
+		ulp_io_thread_signal_note();
+	}
 	return 1;
 }
 
@@ -688,14 +692,27 @@ static void deliver(struct ulp_cb *cb, int sig, void *uc)
 void ulp_tg_trap_return(struct ulp_cb *cb, void *uc)
 {
 	struct ulp_tg *tg = cb->tg;
-	struct ulp_uthread *u;
-	unsigned long pend, mask;
-	int sig;
 
 	if (!tg || ulp_sys_in_child())
 		return;
 	if (tg->dying)
 		end_current(cb);
+	ulp_tg_deliver(cb, uc);
+}
+
+void ulp_tg_deliver(struct ulp_cb *cb, void *uc)
+{
+	struct ulp_uthread *u;
+	unsigned long pend, mask;
+	ucontext_t none;
+	int sig;
+
+	if (!cb->tg || ulp_sys_in_child())
+		return;
+	if (!uc) { /* no frame at hand (a restarted wait): the handler gets an empty one */
+		memset(&none, 0, sizeof(none));
+		uc = &none;
+	}
 	u = ulp_tg_current(cb);
 	mask = *ulp_sig_mask(cb);
 	pend = atomic_load(&u->sigpending) & ~mask;

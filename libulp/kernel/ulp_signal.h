@@ -49,6 +49,10 @@ int ulp_sig_fault(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc);
 unsigned long *ulp_sig_mask(struct ulp_cb *cb);
 /* A signal is pending for ULP pvid that ends a parked call (not yet run). */
 int ulp_sig_would_interrupt(int pvid);
+/* How signals `set`, sent to one thread of ULP pvid, end that thread's parked call: 0 (none has
+ * a handler or is fatal: ignored ones never interrupt), 2 (every one that does has a handler
+ * with SA_RESTART), else 1. */
+int ulp_sig_interrupts(int pvid, unsigned long set);
 /* Pending for cb, any thread (sigpending). */
 unsigned long ulp_sig_pending(struct ulp_cb *cb);
 /* Take one of `want` from cb's pending set: its number and siginfo, or 0. */

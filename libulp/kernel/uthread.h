@@ -82,6 +82,9 @@ void ulp_tg_die(struct ulp_cb *cb, int status, int sig) __attribute__((noreturn)
 
 /* Last step of every trap: end the thread when its ULP is dying, deliver signals sent to it. */
 void ulp_tg_trap_return(struct ulp_cb *cb, void *uc);
+/* Deliver the signals sent to the running thread that its mask lets through; uc: the frame it
+ * resumes from (NULL: none at hand, a wait that goes on after the handlers: SA_RESTART). */
+void ulp_tg_deliver(struct ulp_cb *cb, void *uc);
 /* A SIGSYS that is no seccomp trap: a kick from another thread of the ULP (ulp_tg_die,
  * ulp_sys_tgkill) to the worker running this thread. */
 void ulp_tg_kick(struct ulp_cb *cb, void *uc);

@@ -42,6 +42,22 @@ for g in threads threads_dyn; do
 	done
 done
 
+# pthread_kill at a thread blocked in pause, read (with and without SA_RESTART, ignored, blocked)
+# and nanosleep: such calls park on the task's ring, and the signal must end them there as the
+# kernel would (pause never returned); the ok lines equal the process's
+"$P/threads" killparked >"$T/proc" 2>&1
+want=$(oks <"$T/proc")
+for t in "1 1 1" "3 1 2"; do
+	set -- $t
+	if [ "$(echo "$want" | grep -c .)" = 6 ] && ! grep -q FAIL "$T/proc" &&
+		expect killparked 0 "$S" -n $1 -t $2 -w $3 "$P/threads_dyn" killparked &&
+		! grep -q FAIL "$T/out" && [ "$(lines '^all ok')" = $1 ] &&
+		[ "$(oks <"$T/out" | uniq)" = "$want" ] &&
+		[ "$(oks <"$T/out" | uniq -c | awk '$1 != '$1 | wc -l)" = 0 ]; then
+		ok "$1 ULP(s) on $3 worker(s): pthread_kill ends pause, read, nanosleep of the thread as in a process"
+	else no "$1 ULP(s) on $3 worker(s): pthread_kill ends pause, read, nanosleep of the thread as in a process"; fi
+done
+
 # pthread_kill aimed at threads that spend their time in trapped calls, while threads end and
 # start: a kick that lands in the runtime waits for the trap's end (it ran the handler on top of
 # the runtime's work: a hang in exit, once in ~300 runs of the case above). Rounds of 300 kills

@@ -3,8 +3,8 @@
  * POSIX threads inside one program, checked by the program itself: run as a process and as ULPs
  * (tests/integ/threads.sh), both must print the same "ok" lines and no "FAIL".
  *
- * Usage: threads [all|signals|killstorm [ROUNDS]|yieldring [ROUNDS]|mainexit|mainreturn|exitgroup|
- *                 segv|parked segv|parked exit|many N]
+ * Usage: threads [all|signals|killparked|killstorm [ROUNDS]|yieldring [ROUNDS]|mainexit|mainreturn|
+ *                 exitgroup|segv|parked segv|parked exit|many N]
  * "signals" (pthread_cancel, pthread_kill) and "killstorm" run the handlers glibc and the test
  * install: signal dispositions are per ULP, so ULPs may share a PVAS task (ulpspawn -t 1).
  */
@@ -386,6 +386,110 @@ static void test_cancel_kill(void)
 	CHECK("pthread-kill-ended", rc == ESRCH || rc == 0, "rc %d", rc);
 }
 
+/* ---- killparked: pthread_kill at a thread blocked in pause, read or nanosleep ----
+ * The call ends as in the kernel: EINTR after the handler; a read whose handler has SA_RESTART
+ * goes on and returns the data written later; an ignored or blocked signal does not end it (a
+ * blocked one stays pending for the thread). Such calls park on the task's ring, not in a futex
+ * queue: the signal must reach them there (pause never returned). Main sends the signal until
+ * the thread reacts: one sent before the thread blocks runs its handler first, in a process too. */
+enum { KP_PAUSE, KP_READ, KP_READ_RESTART, KP_SLEEP, KP_IGNORED, KP_BLOCKED };
+static const char *const kp_names[] = {"pause",	    "read",	    "read-restart",
+				       "nanosleep", "read-ignored", "read-blocked"};
+static _Atomic int kp_handled, kp_ready, kp_done;
+static int kp_pipe[2];
+static long kp_ret;
+static int kp_errno, kp_pending;
+
+static void on_kp(int s)
+{
+	kp_handled++;
+}
+
+static void *kp_thread(void *a)
+{
+	int what = (int)(long)a;
+	struct timespec ts = {30, 0};
+	sigset_t set;
+	char c;
+
+	if (what == KP_BLOCKED) {
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
+	atomic_store(&kp_ready, 1);
+	if (what == KP_PAUSE)
+		kp_ret = pause();
+	else if (what == KP_SLEEP)
+		kp_ret = nanosleep(&ts, NULL);
+	else
+		kp_ret = read(kp_pipe[0], &c, 1);
+	kp_errno = kp_ret < 0 ? errno : 0;
+	if (what == KP_BLOCKED) {
+		sigpending(&set);
+		kp_pending = sigismember(&set, SIGUSR1);
+		sigwaitinfo(&set, NULL); /* take it: the next case starts clean */
+	}
+	atomic_store(&kp_done, 1);
+	return NULL;
+}
+
+static void kill_parked(int what)
+{
+	struct sigaction sa;
+	pthread_t t;
+	int sent = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = what == KP_IGNORED ? SIG_IGN : on_kp;
+	sa.sa_flags = what == KP_READ_RESTART ? SA_RESTART : 0;
+	sigaction(SIGUSR1, &sa, NULL);
+	kp_handled = kp_ready = kp_done = 0;
+	kp_pending = -1;
+	if (pipe(kp_pipe))
+		return;
+	pthread_create(&t, NULL, kp_thread, (void *)(long)what);
+	while (!atomic_load(&kp_ready))
+		usleep(1000);
+	usleep(20000); /* most likely blocked by now; the loops below do not count on it */
+	if (what == KP_IGNORED || what == KP_BLOCKED) {
+		pthread_kill(t, SIGUSR1);
+		usleep(20000);
+		sent = write(kp_pipe[1], "x", 1);
+	} else if (what == KP_READ_RESTART) {
+		while (!atomic_load(&kp_handled)) {
+			pthread_kill(t, SIGUSR1);
+			usleep(5000);
+		}
+		sent = write(kp_pipe[1], "x", 1);
+	} else {
+		for (int i = 0; i < 4000 && !atomic_load(&kp_done); i++) {
+			pthread_kill(t, SIGUSR1);
+			usleep(5000);
+		}
+	}
+	pthread_join(t, NULL);
+	close(kp_pipe[0]);
+	close(kp_pipe[1]);
+	if (what == KP_PAUSE || what == KP_READ || what == KP_SLEEP)
+		CHECK(kp_names[what], kp_ret == -1 && kp_errno == EINTR && kp_handled > 0,
+		      "returned %ld errno %d, handler ran %d times", kp_ret, kp_errno,
+		      (int)kp_handled);
+	else
+		CHECK(kp_names[what],
+		      sent == 1 && kp_ret == 1 &&
+			  (what == KP_BLOCKED ? kp_pending == 1 && !kp_handled : 1),
+		      "read gave %ld errno %d, handler ran %d times, pending %d", kp_ret, kp_errno,
+		      (int)kp_handled, kp_pending);
+}
+
+static void test_kill_parked(void)
+{
+	for (int what = KP_PAUSE; what <= KP_BLOCKED; what++)
+		kill_parked(what);
+	signal(SIGUSR1, SIG_DFL);
+}
+
 /* ---- killstorm: pthread_kill aimed at threads that live in trapped calls ----
  * The signal reaches a thread of a ULP running on another worker as a kick to that worker;
  * most kicks land while the worker runs the runtime (the threads trap sched_yield and gettid,
@@ -729,6 +833,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "killstorm")) {
 		test_killstorm(argc > 2 ? atoi(argv[2]) : 30);
+		printf("%s\n", failures ? "FAILED" : "all ok");
+		return failures != 0;
+	}
+	if (!strcmp(mode, "killparked")) {
+		test_kill_parked();
 		printf("%s\n", failures ? "FAILED" : "all ok");
 		return failures != 0;
 	}
