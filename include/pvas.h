@@ -133,6 +133,7 @@ struct pvas_ulp_stats {
 	char path[256];
 	/* when ended: "exited with status N", "killed by SIGSEGV (fault address A, pc P)" */
 	char how[128];
+	pid_t pid; /* its own process id, getpid() in it (0 before it started) */
 };
 /* Counters of ULP pvid (valid until pvas_wait released it). */
 int pvas_stats(pvd_t pvd, int pvid, struct pvas_ulp_stats *st);

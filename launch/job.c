@@ -515,8 +515,10 @@ static void snapshot(void *arg, FILE *f)
 			snprintf(sw, sizeof(sw), "%llu", (unsigned long long)st.switches);
 		if (x->process || j->o->stats)
 			snprintf(cpu, sizeof(cpu), "%llu", (unsigned long long)st.cpu_ns);
+		/* A ULP's own pid once it has one (libulp/kernel/ident.c), else its task's. */
 		fprintf(f, "rank %ld %d %d %s %s %s %s %s\n", r, x->process ? -1 : pvid,
-			(int)x->task, state, what, sw, cpu, x->process ? x->st.path : st.path);
+			!x->process && st.pid > 0 ? (int)st.pid : (int)x->task, state, what, sw,
+			cpu, x->process ? x->st.path : st.path);
 	}
 }
 

@@ -68,9 +68,11 @@ struct ulp_ksigaction {
 #define ULP_NSIG 64
 
 /* The preemption tick (a per-worker timer) and the wake-up of a worker asleep in its task's
- * io_uring (tgkill): libulp/kernel/preempt.c and io_ring.c. */
+ * io_uring (tgkill): libulp/kernel/preempt.c and io_ring.c. IDENT: what a ULP's placeholder
+ * process tells its task (a signal it forwards, its own death): libulp/kernel/ident.c. */
 #define ULP_SIG_TICK 63
 #define ULP_SIG_WAKE 62
+#define ULP_SIG_IDENT 61
 
 /*
  * Signals the runtime owns in every process that runs ULPs: SIGSYS carries the syscall trap, the
@@ -80,7 +82,7 @@ struct ulp_ksigaction {
 #define ULP_RT_SIGMASK                                                                             \
 	((1ul << (SIGSYS - 1)) | (1ul << (SIGSEGV - 1)) | (1ul << (SIGBUS - 1)) |                  \
 	 (1ul << (SIGILL - 1)) | (1ul << (SIGFPE - 1)) | (1ul << (ULP_SIG_TICK - 1)) |             \
-	 (1ul << (ULP_SIG_WAKE - 1)))
+	 (1ul << (ULP_SIG_WAKE - 1)) | (1ul << (ULP_SIG_IDENT - 1)))
 
 static inline int ulp_rt_signal(int sig)
 {

@@ -742,6 +742,7 @@ static void fill_stats(struct ulp_cb *cb, int pvid, struct pvas_ulp_stats *st)
 	memset(st, 0, sizeof(*st));
 	st->pvid = pvid;
 	st->task = ((struct pvas_task *)ulp_proc_task(cb))->pid;
+	st->pid = cb->pid;
 	st->switches = cb->task.switches;
 	st->cpu_ns = cb->task.cpu_ns;
 	/* cpu_ns grows at each switch away (with accounting): a ULP that runs now, maybe for

@@ -153,6 +153,15 @@ static void ulp_start(void *arg)
 
 	ulp_task_arrive(&cb->task);
 	ulp_sig_start(cb);
+	if (ulp_ident_start(cb) < 0) {
+		static const char msg[] =
+		    "libulp: a ULP gets no process id of its own (clone of its "
+		    "placeholder process failed: pid_max or RLIMIT_NPROC "
+		    "reached?); it ends with status 126\n";
+
+		ulp_arch_syscall(SYS_write, 2, (long)msg, sizeof(msg) - 1, 0, 0, 0);
+		ulp_proc_exit(cb, 126, 0);
+	}
 	ulp_arch_enter_program(cb->entry, cb->sp);
 }
 
@@ -170,7 +179,8 @@ void ulp_proc_exited(struct ulp_task *t)
 		ulp_tg_thread_exited(t);
 		return;
 	}
-	ulp_sig_exit(cb); /* its timers: nothing signals an ended ULP */
+	ulp_sig_exit(cb);   /* its timers: nothing signals an ended ULP */
+	ulp_ident_exit(cb); /* its pid goes with it */
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner && joiner != ULP_JOIN_DETACHED)
 		ulp_task_resume(joiner);
@@ -210,6 +220,7 @@ void ulp_proc_kill_task(struct pvas_region *r, void *task, int sig)
 		if ((s != ULP_PROC_RUNNING && s != ULP_PROC_EXEC) || r->procs[i].task != task)
 			continue;
 		/* The task is dead: nothing else writes this ULP any more. */
+		ulp_ident_exit(cb); /* its placeholder process */
 		cb->exit_status = 0;
 		cb->term_sig = sig;
 		map_set(r->zombie_map, i, 1);

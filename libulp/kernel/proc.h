@@ -126,6 +126,7 @@ struct ulp_cb {
 	uintptr_t fault_addr, fault_pc;
 	unsigned std_closed; /* fds 0-2 this ULP closed (kept open for the others) */
 	int rank;	     /* for the tools: ULP_RANK */
+	int pid;	     /* its process id: its placeholder process's (ident.c), 0 before */
 	int nkids;	     /* its child processes not yet waited for (sys_fork.c) */
 	int kids[ULP_MAX_KIDS];
 	struct ulp_tg *tg; /* its threads (uthread.h), NULL until the first thread call */

@@ -89,10 +89,9 @@ static int catchable(int sig)
 
 /* ---- posting ---- */
 
-void ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value)
+void ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value)
 {
 	struct sigrec *r = rec_of(pvid);
-	unsigned long bit = ULP_SIG_BIT(sig);
 
 	if (!r || sig < 1 || sig > ULP_NSIG)
 		return;
@@ -100,10 +99,32 @@ void ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value)
 	r->info[sig - 1].pid = pid;
 	r->info[sig - 1].uid = uid;
 	r->info[sig - 1].value = value;
-	atomic_fetch_or(&r->pend, bit);
+	atomic_fetch_or(&r->pend, ULP_SIG_BIT(sig));
+}
+
+void ulp_sig_notify(int pvid, int sig)
+{
+	struct sigrec *r = rec_of(pvid);
+	unsigned long bit = ULP_SIG_BIT(sig);
+
+	if (!r || sig < 1 || sig > ULP_NSIG || !(atomic_load(&r->pend) & bit))
+		return;
 	if ((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) ||
 	    (atomic_load(&r->waitset) & bit))
 		ulp_io_signal_note(pvid, region->nparts, (atomic_load(&r->restart) & bit) != 0);
+}
+
+void ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value)
+{
+	ulp_sig_record(pvid, sig, code, pid, uid, value);
+	ulp_sig_notify(pvid, sig);
+}
+
+uint32_t ulp_sig_gen(int pvid)
+{
+	struct sigrec *r = rec_of(pvid);
+
+	return r ? atomic_load(&r->gen) : 0;
 }
 
 /* Every ULP of this task (a signal from outside). */
@@ -379,7 +400,7 @@ int ulp_sig_take(struct ulp_cb *cb, unsigned long want, siginfo_t *si)
 		if (atomic_fetch_and(&u->sigpending, ~bit) & bit) {
 			si->si_signo = sig;
 			si->si_code = SI_TKILL;
-			si->si_pid = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+			si->si_pid = cb->pid;
 			return sig;
 		}
 	}

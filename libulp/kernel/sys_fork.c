@@ -400,10 +400,11 @@ long ulp_sys_execve(struct ulp_cb *cb, struct ulp_sys *s)
 
 /*
  * In a fork or CLONE_VM child the ULP is a process of its own: its calls are the kernel's, except
- * brk (its heap is in the partition), the signals the runtime owns (the trap stays installed:
- * SIGSYS must stay ours, and not be blocked), fork itself (the grandchild resumes through the trap
- * frame too), and clone of a thread (a kernel thread started inside this handler would run on the
- * handler's code: refused with EAGAIN, what pthread_create reports as "no resources").
+ * brk (its heap is in the partition), getppid (the ULP's pid), the signals the runtime owns (the
+ * trap stays installed: SIGSYS must stay ours, and not be blocked), fork itself (the grandchild
+ * resumes through the trap frame too), and clone of a thread (a kernel thread started inside this
+ * handler would run on the handler's code: refused with EAGAIN, what pthread_create reports as "no
+ * resources").
  */
 long ulp_sys_child(struct ulp_cb *cb, struct ulp_sys *s)
 {
@@ -421,6 +422,8 @@ long ulp_sys_child(struct ulp_cb *cb, struct ulp_sys *s)
 		return ulp_sys_fork(cb, s);
 	case SYS_clone3:
 		return -ENOSYS; /* glibc falls back to clone */
+	case SYS_getppid:
+		return ulp_sys_getppid(cb, s); /* the ULP, while it is its parent */
 	default:
 		if (s->nr == ULP_ARCH_SYS_FORK || s->nr == ULP_ARCH_SYS_VFORK)
 			return ulp_sys_fork(cb, s);

@@ -52,12 +52,29 @@ long ulp_sys_exit(struct ulp_cb *cb, struct ulp_sys *s)
 	ulp_sys_end(cb, (int)s->a[0], 0);
 }
 
+/* The ULP's process id (ident.c): its own, not its task's. */
+long ulp_sys_getpid(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	if (ulp_sys_in_child() || !cb->pid) /* a fork child is a process: the kernel's */
+		return ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	return cb->pid;
+}
+
+/* A ULP's parent is its launcher; a fork child's is the ULP. */
+long ulp_sys_getppid(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	if (ulp_sys_in_child())
+		return ulp_ident_child_ppid(cb);
+	return ulp_ident_ppid();
+}
+
 /* kill, tkill, tgkill aimed at the ULP itself (abort, raise, kill(getpid())): posted to the ULP,
- * whose action takes effect when this call returns; aimed elsewhere: the kernel's. */
+ * whose action takes effect when this call returns; aimed elsewhere (another ULP's pid included:
+ * its placeholder forwards it): the kernel's. */
 long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long *a = s->a;
-	long pid = ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	long pid = cb->pid;
 	int sig = (int)(s->nr == SYS_tgkill ? a[2] : a[1]);
 	long r;
 	int self;
@@ -154,8 +171,9 @@ long ulp_sys_times(struct ulp_cb *cb, struct ulp_sys *s)
 
 /* ---- /proc/self/exe ---- */
 
-/* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/PID/exe" of this task: the process's own. */
-static int self_exe(const char *p)
+/* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/PID/exe" of this ULP or its task: the
+ * process's own. */
+static int self_exe(const struct ulp_cb *cb, const char *p)
 {
 	long pid = 0, self = ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
 
@@ -168,7 +186,7 @@ static int self_exe(const char *p)
 		return 0;
 	while (*p >= '0' && *p <= '9')
 		pid = pid * 10 + (*p++ - '0');
-	return pid == self && !strcmp(p, "/exe");
+	return (pid == self || pid == cb->pid) && !strcmp(p, "/exe");
 }
 
 /* readlink, readlinkat of the process's own exe link: the ULP's program, not the launcher. */
@@ -181,7 +199,7 @@ long ulp_sys_readlink(struct ulp_cb *cb, struct ulp_sys *s)
 	long size = a[at ? 3 : 2];
 	size_t n;
 
-	if (ulp_sys_in_child() || !p || !ulp_sys_range_ok(cb, (uintptr_t)p, 1) || !self_exe(p))
+	if (ulp_sys_in_child() || !p || !ulp_sys_range_ok(cb, (uintptr_t)p, 1) || !self_exe(cb, p))
 		return at ? ulp_arch_syscall(SYS_readlinkat, a[0], a[1], a[2], a[3], 0, 0)
 			  : ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
 	if (size <= 0)

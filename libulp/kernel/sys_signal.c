@@ -77,7 +77,7 @@ long ulp_sys_rt_sigaction(struct ulp_cb *cb, struct ulp_sys *s)
 		return child_sigaction(cb, sig, act, oact, size);
 	if (act && (sig == SIGKILL || sig == SIGSTOP))
 		return -EINVAL;
-	if (sig == SIGSYS || sig == ULP_SIG_TICK || sig == ULP_SIG_WAKE) {
+	if (sig == SIGSYS || sig == ULP_SIG_TICK || sig == ULP_SIG_WAKE || sig == ULP_SIG_IDENT) {
 		if (oact)
 			memset(oact, 0, sizeof(*oact)); /* "default" */
 		return 0; /* accepted, not installed: the runtime keeps these */
@@ -273,11 +273,11 @@ long ulp_sys_rt_sigtimedwait(struct ulp_cb *cb, struct ulp_sys *s)
 /* sigqueue to itself: posted with the caller's siginfo; to another process: the kernel's. */
 long ulp_sys_rt_sigqueueinfo(struct ulp_cb *cb, struct ulp_sys *s)
 {
-	long pid = sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	long pid = cb->pid;
 	int sig = (int)s->a[1];
 	const siginfo_t *si = (const siginfo_t *)s->a[2];
 
-	if (ulp_sys_in_child() || s->a[0] != pid)
+	if (ulp_sys_in_child() || (int)s->a[0] != pid)
 		return sys(s->nr, s->a[0], s->a[1], s->a[2], 0, 0, 0);
 	if (sig < 0 || sig > ULP_NSIG)
 		return -EINVAL;

@@ -88,9 +88,10 @@ static int in_region(const struct ulp_cb *cb, uintptr_t p, size_t len)
 	return p >= r->base && p <= r->base + r->size && len <= r->base + r->size - p;
 }
 
-static long leader_tid(void)
+/* The ULP's process id (ident.c), as for a process. */
+static long leader_tid(const struct ulp_cb *cb)
 {
-	return sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	return cb->pid ? cb->pid : sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 }
 
 /* ---- the group ---- */
@@ -110,7 +111,7 @@ static struct ulp_tg *tg_get(struct ulp_cb *cb)
 	tg->leader.t = &cb->task;
 	tg->leader.cb = cb;
 	tg->leader.tg = tg;
-	tg->leader.tid = (int)leader_tid();
+	tg->leader.tid = (int)leader_tid(cb);
 	__atomic_store_n(&cb->tg, tg, __ATOMIC_RELEASE);
 	return tg;
 }
@@ -566,7 +567,7 @@ static long cur_tid(struct ulp_cb *cb)
 {
 	struct ulp_uthread *u = ulp_tg_current(cb);
 
-	return u ? u->tid : leader_tid();
+	return u ? u->tid : leader_tid(cb);
 }
 
 long ulp_sys_gettid(struct ulp_cb *cb, struct ulp_sys *s)
@@ -644,7 +645,7 @@ int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret)
 
 	if (!tg)
 		return 0;
-	if (nr == SYS_tgkill && tgid != leader_tid() && tgid != tg->leader.tid)
+	if (nr == SYS_tgkill && tgid != leader_tid(cb) && tgid != tg->leader.tid)
 		return 0; /* another process */
 	ulp_spin_lock(&tg->lock);
 	u = find_locked(tg, tid);
@@ -684,7 +685,7 @@ static void deliver(struct ulp_cb *cb, int sig, void *uc)
 	memset(&si, 0, sizeof(si));
 	si.si_signo = sig;
 	si.si_code = SI_TKILL;
-	si.si_pid = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	si.si_pid = (int)leader_tid(cb);
 	si.si_uid = (uid_t)sys(SYS_getuid, 0, 0, 0, 0, 0, 0);
 	ulp_sig_handle(cb, sig, &si, uc);
 }

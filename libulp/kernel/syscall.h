@@ -78,7 +78,7 @@ ulp_sys_handler ulp_sys_brk, ulp_sys_mmap, ulp_sys_munmap, ulp_sys_mremap, ulp_s
     ulp_sys_madvise;
 /* process (sys_proc.c); ulp_sys_kill serves kill, tkill and tgkill */
 ulp_sys_handler ulp_sys_exit, ulp_sys_kill, ulp_sys_sched_yield, ulp_sys_seccomp, ulp_sys_prctl,
-    ulp_sys_getrusage, ulp_sys_times, ulp_sys_readlink;
+    ulp_sys_getrusage, ulp_sys_times, ulp_sys_readlink, ulp_sys_getpid, ulp_sys_getppid;
 /* process: children (sys_fork.c); ulp_sys_fork serves fork, vfork and clone of a process,
  * ulp_sys_execve execve and execveat */
 ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;

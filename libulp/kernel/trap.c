@@ -229,10 +229,13 @@ int ulp_trap_install(struct pvas_region *r)
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	for (sig = 1; sig <= ULP_NSIG; sig++)
 		if (sig != SIGSYS && sig != ULP_SIG_TICK && sig != ULP_SIG_WAKE &&
-		    ulp_rt_signal(sig) && sigaction(sig, &sa, NULL) != 0)
+		    sig != ULP_SIG_IDENT && ulp_rt_signal(sig) && sigaction(sig, &sa, NULL) != 0)
 			return -errno;
 	/* The preemption tick and the ring's wake-up (preempt.c). */
 	rc = ulp_io_install(r);
+	if (rc)
+		return rc;
+	rc = ulp_ident_setup(r); /* ULP_SIG_IDENT (ident.c) */
 	if (rc)
 		return rc;
 	/* Keep them as the kernel has them (libc's restorer included) for ulp_trap_task_init. */

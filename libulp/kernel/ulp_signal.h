@@ -35,6 +35,13 @@ void ulp_sig_fork_child(struct ulp_cb *cb, void *uc);
 /* Post sig for ULP pvid (a process-directed signal): pending until the ULP runs its action.
  * code/pid/uid/value: what its siginfo says. */
 void ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value);
+/* The two halves of a post: record touches only the region's memory (a ULP's placeholder
+ * process may call it, ident.c); notify ends a parked call of the ULP when the signal would act
+ * there, from a thread of the ULP's task. */
+void ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value);
+void ulp_sig_notify(int pvid, int sig);
+/* Partition pvid's start count: changes each time a ULP starts there. */
+uint32_t ulp_sig_gen(int pvid);
 /* Run the actions of the signals pending for cb that its running thread's mask lets through. uc:
  * the frame the ULP resumes from (NULL: none at hand). Returns how many handlers ran (a fatal
  * one does not return). */
@@ -76,6 +83,18 @@ long ulp_sig_timer_delete(struct ulp_cb *cb, int kid);
 void ulp_sig_timer_value(struct ulp_cb *cb, int kid, long value);
 /* alarm / ITIMER_REAL's timer of cb (made on first use); negative: -errno. */
 long ulp_sig_alarm_timer(struct ulp_cb *cb);
+
+/* ---- identity (ident.c): a ULP's process id is its placeholder process's ---- */
+
+/* Once per process, before ULPs run (hosted): the placeholder table, ULP_SIG_IDENT's handler. */
+int ulp_ident_setup(struct pvas_region *r);
+/* A ULP's start, in its task after ulp_sig_start: its placeholder, its pid in cb->pid. */
+int ulp_ident_start(struct ulp_cb *cb);
+/* Its exit path: the placeholder is killed and reaped. */
+void ulp_ident_exit(struct ulp_cb *cb);
+/* getppid of a ULP: the launcher; of a fork child of cb: cb's pid while its task is its parent. */
+long ulp_ident_ppid(void);
+long ulp_ident_child_ppid(const struct ulp_cb *cb);
 
 /* Signals whose default action ends the process, as bits (bit sig-1). */
 #define ULP_SIG_BIT(s) (1ul << ((s)-1))

@@ -6,7 +6,7 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/pmi_guest_nopie $(O)/tests/mpi/pmi_guest \
 	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn $(INTEG)/iotest \
 	$(INTEG)/fastcall $(INTEG)/fastcall_dyn \
-	$(INTEG)/sigs $(INTEG)/sigs_dyn $(INTEG)/fds
+	$(INTEG)/sigs $(INTEG)/sigs_dyn $(INTEG)/fds $(INTEG)/ident $(INTEG)/ident_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
@@ -63,6 +63,7 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) integ-maps sh tests/integ/maps.sh $(O)
 	$(Q)$(RUN_TEST) integ-process sh tests/integ/process.sh $(O)
 	$(Q)$(RUN_TEST) integ-signals sh tests/integ/signals.sh $(O)
+	$(Q)$(RUN_TEST) integ-ident sh tests/integ/ident.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=$${ULP_TEST_TIMEOUT:-900} $(RUN_TEST) integ-threads sh tests/integ/threads.sh $(O)
 	$(Q)$(RUN_TEST) integ-io sh tests/integ/io.sh $(O)
 	$(Q)$(RUN_TEST) integ-fastcall sh tests/integ/fastcall.sh $(O)

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "selfcheck.h"
+
 static volatile sig_atomic_t hits, last_sig, alarms;
 static volatile uintptr_t handler_sp;
 static volatile int onstack_flag;
@@ -30,18 +32,6 @@ static volatile int got_code;
 static sigjmp_buf jb;
 static char altbuf[64 * 1024];
 static int rank;
-
-#define CHECK(name, cond, ...)                                                                     \
-	do {                                                                                       \
-		if (cond)                                                                          \
-			printf("%s: ok\n", name);                                                  \
-		else {                                                                             \
-			printf("%s: FAIL ", name);                                                 \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-		fflush(stdout);                                                                    \
-	} while (0)
 
 static void count(int sig)
 {

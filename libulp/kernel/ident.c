@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A ULP's process id. A PID is a kernel object: to give each ULP one that no other process on the
+ * machine has, and that kill(2) from anywhere reaches, each ULP gets a placeholder process that
+ * holds it for the ULP's life. getpid() of the ULP is the placeholder's pid, getppid() the
+ * launcher's (the ULP's parent, as mpiexec is a rank's), and its main thread's tid equals it.
+ *
+ * The placeholder is made when the ULP starts, before its program runs (glibc learns its main
+ * thread's tid from set_tid_address at its very start, so a later pid could not equal that tid):
+ * clone(CLONE_VM | CLONE_FILES | CLONE_FS) from the worker that starts the ULP. It shares the
+ * ULP's address space, descriptor table and cwd, so that what other processes do with a PID
+ * works on the ULP's: /proc/PID/fd/N opens the ULP's descriptor N (UCX passes shared memory
+ * between MPI ranks so), process_vm_readv(PID) reads the ULP's memory, /proc/PID/maps and cwd
+ * are the ULP's. It runs nothing but a loop, on a small stack of its own, with every signal
+ * blocked:
+ *   - a signal sent to it (kill, sigqueue: SIGKILL and SIGSTOP aside) is recorded for its ULP
+ *     with the sender's siginfo (ulp_sig_record), and the task is nudged with ULP_SIG_IDENT, so
+ *     that a parked call ends or the running ULP runs the action (handler, ignore, default);
+ *   - SIGKILL ends it; its exit signal (ULP_SIG_IDENT, never coalesced as SIGCHLD would be)
+ *     tells the task, which reaps it and ends the ULP "killed by SIGKILL";
+ *   - SIGSTOP stops it alone (the ULP runs on); signals sent meanwhile wait until SIGCONT.
+ * It sits in a process group of its own, so that a signal to the job's group (Ctrl-C) reaches
+ * each ULP once, through its task, and not a second time through its placeholder. When the ULP
+ * ends, its exit path kills and reaps it (no zombie; the pid is free only after the ULP ended);
+ * when the task dies, PR_SET_PDEATHSIG ends it.
+ *
+ * Cost (docs/syscalls.md, "Process id"): a clone and 28 KiB of kernel memory per ULP; and at its
+ * exit the kernel walks every mapping of the address space it shares (process accounting,
+ * acct_collect), all the ULPs' mappings: negligible for tens of ULPs, 0.2 to 1 ms per ULP with
+ * thousands. A placeholder in an address space of its own would exit cheaply, but its
+ * /proc/PID/fd and process_vm_readv would not be the ULP's (MPICH over UCX then fails in
+ * MPI_Init).
+ */
+#include "ulp_signal.h"
+
+#include "syscall.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#define PH_STACK (16 * 1024) /* the loop's stack: a siginfo and a few frames */
+
+/* One partition's placeholder, in a table of its own (never unmapped, unlike a control block). */
+struct phrec {
+	_Atomic int pid; /* its pid; 0: none (or being reaped by whoever cleared it) */
+	int tgid;	 /* the PVAS task that made it: its parent */
+	int pvid;
+	uint32_t gen; /* the ULP's start count it belongs to */
+	char comm[16];
+};
+
+/* Sized for the first region, as signal.c's tables: later ones lie where it did (trap.c). */
+static unsigned nrecs;
+static struct phrec *recs;
+static char *stacks;
+static int manager_pid;
+/* Which partition a placeholder pid belongs to (pvid + 1), indexed by pid up to pid_max: a
+ * placeholder's death is found without a scan of the ULPs. */
+static _Atomic int *by_pid;
+static long npids;
+
+static long sys(long nr, long a, long b, long c, long d, long e, long f)
+{
+	return ulp_arch_syscall(nr, a, b, c, d, e, f);
+}
+
+static struct phrec *rec_of(int pvid)
+{
+	return recs && pvid >= 0 && (unsigned)pvid < nrecs ? &recs[pvid] : NULL;
+}
+
+/* ---- the placeholder ---- */
+
+/* Forward one signal to the ULP: recorded as sent to it, then the task is nudged (a queued
+ * signal carries the partition and the signal number). */
+static void forward(struct phrec *p, int sig, const siginfo_t *si)
+{
+	siginfo_t n;
+
+	if (ulp_sig_gen(p->pvid) != p->gen)
+		return; /* its ULP has ended; the exit path kills us */
+	ulp_sig_record(p->pvid, sig, si->si_code, si->si_pid, (int)si->si_uid,
+		       (long)si->si_value.sival_ptr);
+	memset(&n, 0, sizeof(n));
+	n.si_signo = ULP_SIG_IDENT;
+	n.si_code = SI_QUEUE;
+	n.si_pid = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	n.si_uid = (uid_t)sys(SYS_getuid, 0, 0, 0, 0, 0, 0);
+	n.si_value.sival_ptr = (void *)(((long)p->pvid << 8) | sig);
+	sys(SYS_rt_sigqueueinfo, p->tgid, ULP_SIG_IDENT, (long)&n, 0, 0, 0);
+}
+
+/* The placeholder's whole life. No libc: it shares the launcher's memory, not its threads. */
+static int ph_main(void *arg)
+{
+	struct phrec *p = arg;
+	unsigned long all = ~0ul;
+	siginfo_t si;
+	long sig;
+
+	/* Gone with its task (the worker that made it lives as long as the task). */
+	sys(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
+	if (sys(SYS_getppid, 0, 0, 0, 0, 0, 0) != p->tgid)
+		sys(SYS_exit, 0, 0, 0, 0, 0, 0);
+	sys(SYS_setpgid, 0, 0, 0, 0, 0, 0);
+	sys(SYS_prctl, PR_SET_NAME, (long)p->comm, 0, 0, 0, 0);
+	for (;;) {
+		sig = sys(SYS_rt_sigtimedwait, (long)&all, (long)&si, 0, ULP_KSIGSET_SIZE, 0, 0);
+		if (sig > 0 && sig <= ULP_NSIG)
+			forward(p, (int)sig, &si);
+	}
+	return 0;
+}
+
+/* ---- in the task ---- */
+
+/* Reap placeholder pid, which died; when it was not its ULP's end that killed it (that clears
+ * the record first and reaps it itself), the ULP ends by SIGKILL, as a process killed so. */
+static void ph_died(int pid)
+{
+	struct phrec *p;
+	siginfo_t si;
+	int want = pid, i;
+
+	if (pid <= 0 || pid >= npids || !(i = atomic_load(&by_pid[pid])))
+		return;
+	p = &recs[i - 1];
+	if (!atomic_compare_exchange_strong(&p->pid, &want, 0))
+		return;
+	atomic_store(&by_pid[pid], 0);
+	sys(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | __WALL, 0, 0);
+	if (ulp_sig_gen(i - 1) == p->gen) /* the same start of its ULP */
+		ulp_sig_post(i - 1, SIGKILL, SI_KERNEL, 0, 0, 0);
+}
+
+/* The kernel's pid_max (pids are below it), or the most it can be. */
+static long pid_max(void)
+{
+	char buf[32] = {0};
+	long fd = sys(SYS_openat, AT_FDCWD, (long)"/proc/sys/kernel/pid_max", O_RDONLY, 0, 0, 0), n,
+	     v = 0;
+	int i;
+
+	if (fd < 0)
+		return 4194304; /* PID_MAX_LIMIT on 64-bit */
+	n = sys(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	for (i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		v = v * 10 + (buf[i] - '0');
+	return v > 0 ? v : 4194304;
+}
+
+/* ULP_SIG_IDENT: a placeholder forwarded a signal, or died. */
+static void ident_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct ulp_cb *cur;
+	uintptr_t pc = ulp_arch_trap_pc(uc);
+	long v = (long)si->si_value.sival_ptr;
+
+	(void)sig;
+	if (!recs || ulp_sys_in_child())
+		return;
+	cur = ulp_current_cb();
+	if (si->si_code == SI_QUEUE) {
+		struct phrec *p = rec_of((int)(v >> 8));
+
+		if (!p || atomic_load(&p->pid) != si->si_pid)
+			return; /* not from a placeholder of ours */
+		ulp_sig_notify(p->pvid, (int)(v & 0xff));
+	} else if (si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED ||
+		   si->si_code == CLD_EXITED) {
+		ph_died(si->si_pid);
+	} else {
+		return;
+	}
+	/* The ULP running here was interrupted in its own code: its actions now, as the relay. */
+	if (cur && pc >= cur->part_lo && pc < cur->part_hi)
+		ulp_sig_deliver(cur, uc);
+}
+
+int ulp_ident_setup(struct pvas_region *r)
+{
+	struct sigaction sa;
+
+	if (recs)
+		return 0;
+	npids = pid_max();
+	recs = ulp_raw_mmap((size_t)r->nparts * sizeof(*recs), MAP_NORESERVE);
+	stacks = ulp_raw_mmap((size_t)r->nparts * PH_STACK, MAP_NORESERVE);
+	by_pid = ulp_raw_mmap((size_t)npids * sizeof(*by_pid), MAP_NORESERVE);
+	if (!recs || !stacks || !by_pid)
+		return -ENOMEM;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = ident_handler;
+	/* On the interrupted stack, like the relay: it may run the ULP's handler there. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(ULP_SIG_IDENT, &sa, NULL) != 0)
+		return -errno;
+	nrecs = r->nparts;
+	manager_pid = getpid();
+	return 0;
+}
+
+/* The last part of the program's path, as the kernel's comm (15 characters). A loop, not libc:
+ * this runs in a PVAS task, where a first call through the PLT would bind it using TLS. */
+static void set_comm(struct phrec *p, const char *exe)
+{
+	const char *b = exe, *c;
+	size_t i;
+
+	for (c = exe; *c; c++)
+		if (*c == '/')
+			b = c + 1;
+	for (i = 0; i < sizeof(p->comm) - 1 && b[i]; i++)
+		p->comm[i] = b[i];
+	p->comm[i] = 0;
+}
+
+int ulp_ident_start(struct ulp_cb *cb)
+{
+	struct phrec *p = rec_of(cb->pvid);
+	unsigned long all = ~0ul, old;
+	long pid;
+
+	if (!p)
+		return -EINVAL;
+	p->tgid = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	p->pvid = cb->pvid;
+	p->gen = ulp_sig_gen(cb->pvid);
+	set_comm(p, cb->exe[0] ? cb->exe : cb->path);
+	/* Born with every signal blocked: a handler of the task copied into it must never run
+	 * there (it would take the worker's state for its own). */
+	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, ULP_KSIGSET_SIZE, 0, 0);
+	pid = ulp_arch_clone(CLONE_VM | CLONE_FILES | CLONE_FS | ULP_SIG_IDENT,
+			     stacks + (size_t)(cb->pvid + 1) * PH_STACK, ph_main, p);
+	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
+	if (pid < 0)
+		return (int)pid;
+	if (pid < npids)
+		atomic_store(&by_pid[pid], cb->pvid + 1);
+	atomic_store(&p->pid, (int)pid);
+	cb->pid = (int)pid;
+	return 0;
+}
+
+void ulp_ident_exit(struct ulp_cb *cb)
+{
+	struct phrec *p = rec_of(cb->pvid);
+	siginfo_t si;
+	int pid;
+
+	if (!p || !(pid = atomic_exchange(&p->pid, 0)))
+		return; /* none, or it died and its reaper has it */
+	if (pid < npids)
+		atomic_store(&by_pid[pid], 0);
+	sys(SYS_kill, pid, SIGKILL, 0, 0, 0, 0);
+	while (sys(SYS_waitid, P_PID, pid, (long)&si, WEXITED | __WALL, 0, 0) == -EINTR)
+		;
+}
+
+long ulp_ident_ppid(void)
+{
+	return manager_pid;
+}
+
+long ulp_ident_child_ppid(const struct ulp_cb *cb)
+{
+	const struct phrec *p = rec_of(cb->pvid);
+	long r = sys(SYS_getppid, 0, 0, 0, 0, 0, 0);
+
+	/* Still a child of the ULP's task: of the ULP. Reparented: the kernel's answer. */
+	return p && cb->pid && r == p->tgid ? cb->pid : r;
+}

@@ -1,0 +1,139 @@
+#!/bin/sh
+# A ULP's process identity: getpid() is its own, unique on the machine (temp files t.$$ of 64
+# ranks never collide), gettid() == getpid(), getppid() is the launcher and a fork child's is the
+# ULP; kill(PID) from outside reaches that ULP alone (its placeholder process forwards it),
+# SIGKILL to it ends that ULP alone, SIGSTOP stops only the placeholder; no zombie is left.
+# Usage: tests/integ/ident.sh BUILD_DIR
+O=${1:-build}
+. tests/integ/lib.sh
+P=$O/tests/integ
+X=$O/bin/ulpexec
+S=$O/bin/ulpspawn
+export TEST_TIMEOUT=300
+
+# The process is the reference.
+mkdir -p "$T/p"
+if expect "as a process" 0 $P/ident ids "$T/p" && [ "$(lines FAIL)" = 0 ]; then
+	checks=$(lines ': ok$')
+	ok "as a process: $checks identity checks pass"
+else
+	checks=0
+	no "as a process: the identity checks pass"
+fi
+
+for prog in ident ident_dyn; do
+	for how in "$X -n 64 -w 1" "$X -n 64 -w 2" "$S -n 64 -t 4 -w 2"; do
+		name="$prog, 64 ULPs ($how): own t.\$\$ file, gettid == getpid, fork child's getppid, /proc/PID, raise and kill(getpid()) local"
+		rm -rf "$T/d" && mkdir "$T/d"
+		if [ "$checks" -gt 0 ] && expect "$prog $how" 0 $how $P/$prog ids "$T/d" &&
+			[ "$(lines ': ok$')" = $((checks * 64)) ] && [ "$(lines FAIL)" = 0 ] &&
+			[ "$(ls "$T/d" | wc -l)" = 64 ] &&
+			[ "$(cat "$T/d"/t.* | sort -u | wc -l)" = 64 ]; then
+			ok "$name"
+		else
+			no "$name"
+		fi
+	done
+done
+
+# perl's $$ in 64 ranks: 64 distinct pids, none the launcher's, each rank's getppid the launcher.
+rm -rf "$T/pl" && mkdir "$T/pl"
+timeout 300 sh -c 'echo $$ >"$0"; exec "$@"' "$T/lp" $X -n 64 -w 2 /usr/bin/perl -e 'use Fcntl; sysopen(my $f, "'"$T/pl"'/t.$$",
+	O_WRONLY|O_CREAT|O_EXCL) or die "t.$$: $!\n"; print $f "$ENV{ULP_RANK}\n"; close $f;
+	print "pid $$ ppid ", getppid(), "\n"' >"$T/out" 2>&1 &
+wait $!
+st=$?
+lp=$(cat "$T/lp")
+if [ "$st" = 0 ] && [ "$(ls "$T/pl" | wc -l)" = 64 ] &&
+	[ "$(cat "$T/pl"/t.* | sort -u | wc -l)" = 64 ] &&
+	[ "$(sed -n 's/^pid \([0-9]*\) .*/\1/p' "$T/out" | sort -u | wc -l)" = 64 ] &&
+	[ "$(lines "^pid $lp ")" = 0 ] && [ "$(lines " ppid $lp\$")" = 64 ]; then
+	ok "perl t.\$\$ files in 64 ranks never collide; \$\$ is no other rank's nor the launcher's; getppid is the launcher"
+else
+	echo "# status $st, launcher $lp" >>"$T/out"
+	no "perl t.\$\$ files in 64 ranks never collide; \$\$ is no other rank's nor the launcher's; getppid is the launcher"
+fi
+
+# Start `ident wait` in 4 ranks (args: launcher and its options), wait until each wrote its pid.
+start_wait() {
+	rm -rf "$T/w" && mkdir "$T/w"
+	timeout 120 "$@" $P/ident wait "$T/w" >"$T/out" 2>&1 &
+	jp=$!
+	i=0
+	while [ "$(ls "$T/w" | grep -c '^pid')" != 4 ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+# Wait until $T/out has a line matching $1 (at most 60 s).
+wait_line() {
+	i=0
+	while ! grep -q "$1" "$T/out" && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+gone() { ! kill -0 "$1" 2>/dev/null && [ -z "$(ps -o stat= -p "$1")" ]; }
+
+for how in "$X -n 4 -w 1" "$X -n 4 -w 2" "$S --keep-going -n 4 -t 1 -w 2"; do
+	# kill -USR1 to rank 2's pid: rank 2's handler runs, from this shell; the others see none.
+	start_wait $how
+	p2=$(cat "$T/w/pid.2")
+	kill -USR1 "$p2"
+	wait_line "rank 2: got"
+	touch "$T/w/done"
+	wait $jp
+	st=$?
+	if [ "$st" = 0 ] && [ "$(lines "rank 2: got SIGUSR1 from $$\$")" = 1 ] &&
+		[ "$(lines 'no signal$')" = 3 ] && gone "$p2"; then
+		ok "kill -USR1 from a shell to one rank's pid ($how) runs that rank's handler only; its pid is gone after"
+	else
+		echo "# status $st" >>"$T/out"
+		no "kill -USR1 from a shell to one rank's pid ($how) runs that rank's handler only; its pid is gone after"
+	fi
+
+	# SIGKILL to rank 1's pid ends rank 1 (killed by SIGKILL), the others go on; no zombie
+	# (the launcher may name the killed rank only at the end: its pid going is what we wait for).
+	start_wait $how
+	p1=$(cat "$T/w/pid.1")
+	kill -KILL "$p1"
+	i=0
+	while ! gone "$p1" && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	dead=0
+	gone "$p1" && dead=1
+	touch "$T/w/done"
+	wait $jp
+	st=$?
+	if [ "$st" = 137 ] && [ "$dead" = 1 ] && [ "$(lines 'no signal$')" = 3 ] &&
+		[ "$(lines 'rank 1 .*killed by SIGKILL')" = 1 ]; then
+		ok "kill -KILL to one rank's pid ($how) ends that rank alone (killed by SIGKILL, 137); no zombie"
+	else
+		echo "# status $st, gone while the job ran: $dead" >>"$T/out"
+		no "kill -KILL to one rank's pid ($how) ends that rank alone (killed by SIGKILL, 137); no zombie"
+	fi
+done
+
+# SIGSTOP stops the placeholder alone: a SIGUSR1 sent meanwhile arrives after SIGCONT.
+start_wait $X -n 4 -w 1
+p3=$(cat "$T/w/pid.3")
+kill -STOP "$p3"
+kill -USR1 "$p3"
+sleep 1
+early=$(lines "rank 3: got")
+kill -CONT "$p3"
+wait_line "rank 3: got"
+touch "$T/w/done"
+wait $jp
+st=$?
+if [ "$st" = 0 ] && [ "$early" = 0 ] && [ "$(lines "rank 3: got SIGUSR1 from $$\$")" = 1 ] &&
+	[ "$(lines 'no signal$')" = 3 ]; then
+	ok "kill -STOP to a rank's pid holds its signals until SIGCONT; the ULPs run on"
+else
+	echo "# status $st, delivered while stopped: $early" >>"$T/out"
+	no "kill -STOP to a rank's pid holds its signals until SIGCONT; the ULPs run on"
+fi
+
+finish ident
