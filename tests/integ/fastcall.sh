@@ -20,19 +20,32 @@ for prog in fastcall fastcall_dyn; do
 		continue
 	fi
 	if expect "$prog off" 0 env ULP_FASTCALL=0 "$B/bin/ulpexec" "$P" &&
-		results "$T/out" | cmp -s - "$T/proc" && [ "$(lines original)" = 4 ] &&
+		results "$T/out" | cmp -s - "$T/proc" && [ "$(lines original)" = 5 ] &&
 		[ "$(lines 'text differs from file in 0 places')" = 1 ]; then
 		ok "$prog: ULP_FASTCALL=0 rewrites no site and gives the process's results"
 	else
 		no "$prog: ULP_FASTCALL=0 rewrites no site and gives the process's results"
 	fi
 	if expect "$prog on" 0 env ULP_FASTCALL=1 "$B/bin/ulpexec" "$P" && cp "$T/out" "$T/on" &&
-		results "$T/out" | cmp -s - "$T/proc" && [ "$(lines rewritten)" = 4 ] &&
+		results "$T/out" | cmp -s - "$T/proc" && [ "$(lines rewritten)" = 5 ] &&
 		[ "$(lines 'registers kept')" = 1 ]; then
 		ok "$prog: rewritten sites (libc write, read, sched_yield, own asm) give what unrewritten ones and the process give, registers kept"
 	else
 		no "$prog: rewritten sites (libc write, read, sched_yield, own asm) give what unrewritten ones and the process give, registers kept"
 	fi
+	# Vector registers (zmm0-31 and k1-7, or ymm, or xmm), x87 and MXCSR, in use and in their
+	# initial state, across rewritten read and sched_yield sites: two ULPs on one worker (the
+	# yield runs the other, which loads its own values), with the fast path and without
+	for f in 1 0; do
+		if expect "$prog vector $f" 0 env ULP_FASTCALL=$f "$B/bin/ulpexec" -n 2 -w 1 "$P" &&
+			[ "$(lines 'vector, x87 and MXCSR state kept')" = 2 ] &&
+			[ "$(lines 'initial x87 and SSE state kept')" = 2 ] &&
+			[ "$(lines "vector read site: $([ $f = 1 ] && echo rewritten || echo original)")" = 2 ]; then
+			ok "$prog: vector, x87 and MXCSR state survive read and sched_yield (ULP_FASTCALL=$f, 2 ULPs on one worker)"
+		else
+			no "$prog: vector, x87 and MXCSR state survive read and sched_yield (ULP_FASTCALL=$f, 2 ULPs on one worker)"
+		fi
+	done
 	# The program's own text seen through memory changed at the rewritten sites only: one 5-byte
 	# jmp each.
 	n=$(sed -n 's/^text differs from file in \([0-9]*\) places, 0 of them not a jmp$/\1/p' "$T/on")
