@@ -50,6 +50,8 @@ struct job {
 	pvd_t pvd;
 	int sigfd, evfd;
 	int stop_signal;
+	int running;	 /* every rank was started: SIGINT/SIGTERM are forwarded from then on */
+	int forwarded;	 /* SIGINT or SIGTERM sent on to every rank (the first one); 0: none */
 	long abort_rank; /* -1: no abort */
 	int ulps_done;
 	long procs_live; /* process ranks not yet reaped */
@@ -292,6 +294,26 @@ static void end_job(struct job *j, int sig)
 	kill_all(j);
 }
 
+/* sig to every rank still running: each task's runtime gives a signal from outside to each of its
+ * ULPs, which take their own actions for it (docs/usage.md); process ranks get it from the kernel.
+ */
+static void forward(struct job *j, int sig)
+{
+	long r;
+
+	pvas_kill(j->pvd, sig);
+	for (r = 0; r < j->total; r++)
+		if (j->r[r].process && j->r[r].pidfd >= 0)
+			kill(j->r[r].task, sig);
+}
+
+/* A rank ended by the SIGINT/SIGTERM the launcher forwarded did what it was asked: it does not
+ * end the others, which take their own actions for the same signal. */
+static int by_forwarded(const struct job *j, int status)
+{
+	return j->forwarded && WIFSIGNALED(status) && WTERMSIG(status) == j->forwarded;
+}
+
 /* A rank called MPI_Abort (PMI abort): the job ends with its code, as under mpiexec. */
 static void pmi_abort(void *arg, int rank, int code, const char *msg)
 {
@@ -313,7 +335,9 @@ static void pmi_lost(void *arg, int rank)
 {
 	struct job *j = arg;
 
-	if (j->killed)
+	/* After a forwarded SIGINT/SIGTERM, ranks end before MPI_Finalize as asked (or go on
+	 * after a handler): the job ends when all have ended, or at the second signal. */
+	if (j->killed || j->forwarded)
 		return;
 	fprintf(stderr,
 		"%s: rank %d ended before MPI_Finalize (its PMI connection closed); ending "
@@ -335,7 +359,7 @@ static void rank_ended(struct job *j, long x, int status, const struct pvas_ulp_
 		j->r[x].by_abort = WIFSIGNALED(status);
 		return;
 	}
-	if (WIFSIGNALED(status) && !j->o->keep_going) {
+	if (WIFSIGNALED(status) && !j->o->keep_going && !by_forwarded(j, status)) {
 		j->abort_rank = x;
 		j->killed = 1;
 		fprintf(stderr,
@@ -423,12 +447,27 @@ static void signals(struct job *j)
 	struct signalfd_siginfo si;
 
 	while (read(j->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		/* SIGUSR1/SIGUSR2 go on to every rank, as mpiexec forwards them: each task's
-		 * runtime gives a signal from outside to each of its ULPs (docs/usage.md). */
-		if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGUSR2)
-			pvas_kill(j->pvd, (int)si.ssi_signo);
-		else
-			end_job(j, (int)si.ssi_signo);
+		int sig = (int)si.ssi_signo;
+
+		/* As mpiexec: SIGUSR1/SIGUSR2 go on to every rank, and so does the first SIGINT
+		 * or SIGTERM once every rank runs; a second one (a rank that ignores or survives
+		 * it), SIGHUP, or any of them while ranks are still being started end the job. */
+		if (sig == SIGUSR1 || sig == SIGUSR2) {
+			forward(j, sig);
+		} else if ((sig == SIGINT || sig == SIGTERM) && j->running && !j->forwarded &&
+			   !j->killed) {
+			j->forwarded = sig;
+			fprintf(stderr,
+				"%s: SIG%s sent on to every rank; a second SIGINT or SIGTERM ends "
+				"the job\n",
+				j->o->tool, sigabbrev_np(sig));
+			forward(j, sig);
+		} else {
+			if (j->forwarded && !j->killed)
+				fprintf(stderr, "%s: SIG%s again: ending the job\n", j->o->tool,
+					sigabbrev_np(sig));
+			end_job(j, sig);
+		}
 	}
 }
 
@@ -1015,6 +1054,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			pvas_task_release(j.pvd, tasks[k]);
 	if (failed_load)
 		end_job(&j, 0); /* never a half-started job */
+	j.running = 1;
 
 	loop(&j);
 	status_close(j.status);

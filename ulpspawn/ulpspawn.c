@@ -52,7 +52,8 @@ static void usage(FILE *f)
 	    "0, else the first non-zero status by rank (128+signal for a killed rank, the one "
 	    "that\n"
 	    "ended the job when it was aborted); 127: a program is missing, 126: it cannot run.\n"
-	    "SIGINT/SIGTERM/SIGHUP end every task (status 128+signal).\n");
+	    "SIGUSR1/SIGUSR2 and the first SIGINT/SIGTERM go on to every rank; a second\n"
+	    "SIGINT/SIGTERM, or SIGHUP, ends every task (status 128+signal).\n");
 }
 
 static int tasks_given;

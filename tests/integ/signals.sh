@@ -2,7 +2,8 @@
 # Signals are per ULP: handlers, ignore, masks, pending sets, sigaltstack, siglongjmp, alarm and
 # timers, each ULP's to itself (tests/integ/progs/sigs.c checks itself and runs the same as a
 # process); a default-fatal signal (SIGPIPE) ends only the ULP that caused it; signals from
-# outside reach every ULP of the task, and ulpspawn forwards SIGUSR1 to every rank. Also the fd
+# outside reach every ULP of the task, and ulpspawn forwards SIGUSR1, SIGTERM and SIGINT to every
+# rank (a second SIGINT/SIGTERM ends the job). Also the fd
 # and seccomp calls that would reach the other ULPs (close_range, seccomp).
 # Usage: tests/integ/signals.sh BUILD_DIR
 O=${1:-build}
@@ -88,6 +89,101 @@ else
 	echo "# status $st" >>"$T/out"
 	no "ulpspawn forwards SIGUSR1 to every rank of every task; each runs its own handler"
 fi
+
+# ulpspawn forwards SIGTERM and SIGINT to every rank too, as mpiexec does (once every rank runs).
+# sig_job NAME SIG LAUNCHER... : start the job on `sigs`, send SIG once every rank waits (the
+# count of "waiting" lines is the last word before the mode), leave the status in $st.
+sig_job() {
+	sj_sig=$1 sj_n=$2
+	shift 2
+	timeout 120 "$@" >"$T/out" 2>&1 &
+	tp=$!
+	wait_waiting "$sj_n"
+	kill -"$sj_sig" "$(pgrep -P $tp)"
+	wait $tp
+	st=$?
+}
+MPIEXEC=$(command -v mpiexec.mpich)
+signum() { case $1 in INT) echo 2 ;; TERM) echo 15 ;; esac; }
+for sig in TERM INT; do
+	# every rank has a handler: it runs once in each, its output is kept, the job ends with
+	# the ranks' status (3), as under mpiexec
+	sig_job $sig 4 $S -n 4 -t 2 -w 1 $P/sigs onterm 3
+	ulp_st=$st
+	grep "handler ran" "$T/out" | sort >"$T/ran"
+	want=$(for r in 0 1 2 3; do echo "rank $r: handler ran for SIG$sig, 1 time(s)"; done)
+	if [ $ulp_st = 3 ] && [ "$(cat "$T/ran")" = "$want" ] && [ "$(lines 'killed by')" = 0 ]; then
+		ok "SIG$sig to ulpspawn: each of 4 ranks (2 tasks) runs its handler once, output kept, status 3"
+	else
+		echo "# status $ulp_st" >>"$T/out"
+		no "SIG$sig to ulpspawn: each of 4 ranks (2 tasks) runs its handler once, output kept, status 3"
+	fi
+	if [ -n "$MPIEXEC" ]; then
+		sig_job $sig 4 "$MPIEXEC" -n 4 $P/sigs onterm 3
+		if [ $st = $ulp_st ] && [ "$(grep "handler ran" "$T/out" | sort)" = "$want" ]; then
+			ok "SIG$sig with handlers: mpiexec.mpich's 4 processes print and exit as ulpspawn's ranks"
+		else
+			echo "# mpiexec status $st, ulpspawn's $ulp_st" >>"$T/out"
+			no "SIG$sig with handlers: mpiexec.mpich's 4 processes print and exit as ulpspawn's ranks"
+		fi
+	fi
+	# the default action ends each rank, reported per rank; status 128+signal (mpiexec.mpich
+	# exits with the bare signal number)
+	n=$(signum $sig)
+	sig_job $sig 3 $S -n 3 -t 2 -w 1 $P/sigs term
+	if [ $st = $((128 + n)) ] && [ "$(lines "^ulpspawn: rank [0-2] .*: killed by SIG$sig$")" = 3 ] &&
+		[ "$(lines 'ending the job')" = 0 ]; then
+		ok "SIG$sig to ulpspawn: 3 ranks with the default action are each reported killed by SIG$sig, status $st"
+	else
+		echo "# status $st" >>"$T/out"
+		no "SIG$sig to ulpspawn: 3 ranks with the default action are each reported killed by SIG$sig, status 128+$n"
+	fi
+done
+
+# A rank that dies of the forwarded signal does not end the others: they run their handlers.
+# The status is the first non-zero one by rank (rank 0's 3).
+sig_job TERM 3 $S -n 3 -t 1 -w 1 $P/sigs onterm 3 1
+if [ $st = 3 ] && [ "$(lines 'handler ran for SIGTERM, 1 time')" = 2 ] &&
+	grep -q '^ulpspawn: rank 1 .*: killed by SIGTERM$' "$T/out"; then
+	ok "SIGTERM: rank 1 (default action) is killed, ranks 0 and 2 of its task run their handlers; status 3"
+else
+	echo "# status $st" >>"$T/out"
+	no "SIGTERM: rank 1 (default action) is killed, ranks 0 and 2 of its task run their handlers; status 3"
+fi
+
+# Ranks that ignore it: the job goes on; a second SIGINT or SIGTERM ends it (status 128+the
+# second signal) and leaves no task behind.
+for second in INT TERM; do
+	timeout 120 $S -n 3 -t 2 -w 1 $P/sigs ignore >"$T/out" 2>&1 &
+	tp=$!
+	wait_waiting 3
+	sp=$(pgrep -P $tp)
+	i=0 tasks=
+	while [ "$(echo "$tasks" | wc -w)" != 2 ] && [ $i -lt 50 ]; do
+		tasks=$(pgrep -P "$sp" | tr '\n' ' ')
+		i=$((i + 1))
+		[ "$(echo "$tasks" | wc -w)" = 2 ] || sleep 0.1
+	done
+	kill -INT "$sp"
+	sleep 1
+	alive=0
+	kill -0 "$sp" 2>/dev/null && alive=1
+	kill -$second "$sp"
+	wait $tp
+	st=$?
+	sleep 0.5
+	left=
+	for p in $tasks; do
+		[ -d /proc/$p ] && [ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != Z ] && left="$left $p"
+	done
+	if [ $alive = 1 ] && [ $st = $((128 + $(signum $second))) ] && [ "$(echo "$tasks" | wc -w)" = 2 ] && [ -z "$left" ] &&
+		grep -q "SIG$second again: ending the job" "$T/out"; then
+		ok "ranks ignore SIGINT: the job goes on; a second signal (SIG$second) ends it, no task left (status $st)"
+	else
+		echo "# alive after the first: $alive; status $st; tasks '$tasks' left '$left'" >>"$T/out"
+		no "ranks ignore SIGINT: the job goes on; a second signal (SIG$second) ends it, no task left"
+	fi
+done
 
 # close_range in one ULP (closefrom) closes its own 0-2 for it alone; the others' stdout works.
 mkdir -p "$T/cr" "$T/crp"

@@ -95,12 +95,14 @@ if expect run 0 "$S" -n 64 "$P/probe" switchall && expect run 0 "$S" -n 64 -w 1 
 	ok "pvas_ulp_switch to ULPs that are ending never faults"
 else no "pvas_ulp_switch to ULPs that are ending never faults"; fi
 
-# Ending ulpspawn ends every task: no process is left behind.
+# Ending ulpspawn ends every task: no process is left behind (SIGTERM and SIGINT go on to the
+# ranks, whose default action ends them; SIGKILL takes the tasks with it).
 for sig in TERM INT KILL; do
 	"$S" -n 4 -t 4 -w 1 "$P/probe" spin >"$T/out" 2>&1 &
 	sp=$!
 	i=0
-	while [ "$(lines '^pid ')" -lt 4 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	# every rank runs (60 s: four spinning tasks start slowly on a loaded machine)
+	while [ "$(lines '^pid ')" -lt 4 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 	pids=$(sed -n 's/^pid //p' "$T/out" | sort -u)
 	kill -$sig $sp
 	wait $sp 2>/dev/null

@@ -9,6 +9,10 @@
  *                            without reader and is killed by SIGPIPE; the others finish
  *   sigs term                waits (pause) for a SIGTERM from outside, default action
  *   sigs usr1                waits for SIGUSR1 from outside with a handler, then exits 0
+ *   sigs onterm CODE [R]     waits for SIGTERM or SIGINT with a handler (rank R: the default
+ *                            action), says how often the handler ran, then exits CODE
+ *   sigs ignore              ignores SIGTERM and SIGINT and waits forever
+ * The rank is ULP_RANK (ulpspawn, ulpexec) or PMI_RANK (mpiexec), else 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -306,7 +310,7 @@ static void check_timer(void)
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "all";
-	const char *r = getenv("ULP_RANK");
+	const char *r = getenv("ULP_RANK") ? getenv("ULP_RANK") : getenv("PMI_RANK");
 
 	rank = r ? atoi(r) : 0;
 	if (!strcmp(m, "all") || !strcmp(m, "only")) {
@@ -354,13 +358,50 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(m, "usr1")) {
+		sigset_t usr1, none;
+
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigemptyset(&none);
 		install(SIGUSR1, count, 0);
+		sigprocmask(SIG_BLOCK, &usr1, NULL); /* as in onterm */
 		printf("waiting\n");
 		fflush(stdout);
 		while (!hits)
-			pause();
+			sigsuspend(&none);
 		printf("rank %d got SIGUSR1\n", rank);
 		return 0;
+	}
+	if (!strcmp(m, "onterm")) {
+		sigset_t both, none;
+
+		/* Blocked until sigsuspend: a signal that came between the test of hits and
+		 * pause() would leave the program in pause() for good (a process's race too). */
+		sigemptyset(&both);
+		sigaddset(&both, SIGTERM);
+		sigaddset(&both, SIGINT);
+		sigemptyset(&none);
+		if (argc < 4 || atoi(argv[3]) != rank) {
+			install(SIGTERM, count, 0);
+			install(SIGINT, count, 0);
+		}
+		sigprocmask(SIG_BLOCK, &both, NULL);
+		printf("waiting\n");
+		fflush(stdout);
+		while (!hits)
+			sigsuspend(&none);
+		usleep(300000); /* a second delivery of the one signal would show here */
+		printf("rank %d: handler ran for SIG%s, %d time(s)\n", rank, sigabbrev_np(last_sig),
+		       (int)hits);
+		return argc > 2 ? atoi(argv[2]) : 0;
+	}
+	if (!strcmp(m, "ignore")) {
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		printf("waiting\n");
+		fflush(stdout);
+		for (;;)
+			pause();
 	}
 	if (!strcmp(m, "term")) {
 		printf("waiting\n");
