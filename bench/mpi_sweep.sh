@@ -1,15 +1,17 @@
 #!/bin/sh
 # The real-MPI oversubscription sweep (issues 13/16): examples/mpi/mpi_prog with R = 2..256 ranks
 # on this machine's cores, as ULP ranks (ulpspawn --pmi, one PVAS task, a worker per core)
-# against the same program as processes: Debian's MPICH (mpiexec.mpich, default settings: it
+# (and the same with spinner detection off, ULP_SPIN_QUANTUM_US=0: a rank that busy-polls keeps
+# the worker for one to two quanta, as before issue 16's speed step) against the same program as
+# processes: Debian's MPICH (mpiexec.mpich, default settings: it
 # busy-polls and never yields) and Open MPI (mpirun.openmpi --oversubscribe --mca
 # mpi_yield_when_idle 1, the best a user gets from processes; mpi_prog.ompi, the same source
 # built with mpicc.openmpi). For each R the variants run one after the other (same minute of this
 # shared machine), each bounded by a cap; a variant past the cap is reported "over_cap" and not run
 # at larger R. One BENCH line per R:
-#   ulp_s, mpich_s, ompi_s        wall-clock time of the whole command (launch included)
+#   ulp_s, ulpnospin_s, mpich_s, ompi_s   wall-clock time of the whole command (launch included)
 #   *_prog_s                      time inside the program (first barrier to last), its summary line
-#   mpich_vs_ulp, ompi_vs_ulp     process time / ULP time (> 1: ULPs faster)
+#   mpich_vs_ulp, ompi_vs_ulp, ulpnospin_vs_ulp   other time / ULP time (> 1: ULPs faster)
 # and every run's checksum must be the same (else the line says checksum=MISMATCH).
 # Usage: bench/mpi_sweep.sh BUILD_DIR   (env: SWEEP_RANKS="2 4 8 16 32 64 128 256",
 #        SWEEP_ARGS="20 2000 2" = STEPS CELLS LAPS of mpi_prog, SWEEP_CAP=120 seconds per run)
@@ -25,7 +27,7 @@ now() { date +%s.%N; }
 
 variants=
 if [ -x "$B/bin/ulpspawn" ] && [ -x "$P" ]; then
-	variants="ulp"
+	variants="ulp ulpnospin"
 else
 	echo "bench/mpi_sweep: $B/bin/ulpspawn or $P not built" >&2
 fi
@@ -47,6 +49,7 @@ root=
 run() {
 	case $1 in
 	ulp) set -- "$B/bin/ulpspawn" --pmi -n "$2" "$P" ;;
+	ulpnospin) set -- env ULP_SPIN_QUANTUM_US=0 "$B/bin/ulpspawn" --pmi -n "$2" "$P" ;;
 	mpich) set -- "$MPIEXEC" -n "$2" "$P" ;;
 	ompi) set -- "$OMPIRUN" $root --oversubscribe --mca mpi_yield_when_idle 1 -n "$2" "$P.ompi" ;;
 	esac
@@ -99,7 +102,7 @@ for r in $ranks; do
 			eval "${v}_wall="
 		fi
 	done
-	for v in mpich ompi; do
+	for v in mpich ompi ulpnospin; do
 		eval "w=\${${v}_wall:-}"
 		if [ -n "$w" ] && [ -n "${ulp_wall:-}" ]; then
 			out="$out ${v}_vs_ulp=$(echo "$w $ulp_wall" | awk '{ printf "%.2f", $1 / $2 }')"
@@ -112,6 +115,6 @@ for r in $ranks; do
 			out="$out checksum=MISMATCH($sums)"
 	fi
 	echo "$out"
-	ulp_wall= mpich_wall= ompi_wall=
+	ulp_wall= ulpnospin_wall= mpich_wall= ompi_wall=
 done
 exit 0

@@ -24,6 +24,8 @@ struct ulp_io_worker {
 	uint64_t tick_switches;
 	unsigned yield_streak; /* yields in a row with nothing else ready (yield policy) */
 	uint64_t cpu_seen;     /* the worker thread's CPU time at the last tick (accounting) */
+	unsigned period_us;    /* the tick's period now: ulp_quantum_us, or ulp_spin_quantum_us */
+	unsigned ticks_seen;   /* ticks that found tick_task running, without a switch between */
 };
 
 /* One parked call: lives on the ULP's stack (in the trap handler's frame) until it resumes. */
@@ -119,6 +121,7 @@ long ulp_io_yield(struct ulp_cb *cb);
 
 /* Preemption (preempt.c). */
 extern unsigned ulp_quantum_us;
+extern unsigned ulp_spin_quantum_us;
 void ulp_preempt_worker_init(struct ulp_worker *w);
 void ulp_preempt_arm(struct ulp_worker *w, int on);
 

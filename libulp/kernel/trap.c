@@ -94,6 +94,7 @@ void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
 	fn = (unsigned long)call.nr < ULP_SYS_NR_MAX ? ulp_sys_table[call.nr] : NULL;
 	self = ulp_worker_self()->cur; /* the same task after the call, maybe on another worker */
 	self->in_syscall = (uint32_t)call.nr + 1; /* a plain store: what a parked call waits in */
+	self->spins = 0;			  /* it entered the runtime: not a pure spinner */
 	if (ulp_sys_in_child()) /* a fork child of the ULP: a process of its own (sys_fork.c) */
 		ulp_arch_trap_set_ret(ucv, ulp_sys_child(cb, &call));
 	else

@@ -67,6 +67,9 @@ struct ulp_task {
 	/* 1 + the number of the trapped system call the task is in, 0: none (the syscall trap
 	 * writes it; informative, for tools such as ulps: what a blocked ULP waits in) */
 	uint32_t in_syscall;
+	/* times preempted in a row without a trapped call between (the trap resets it): a ULP
+	 * that busy-polls memory, as MPICH's ranks do, gets a shorter quantum (preempt.c) */
+	uint32_t spins;
 	const void *san_lo; /* stack bounds for the ASan build's fiber annotations */
 	size_t san_size;
 };

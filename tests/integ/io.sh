@@ -95,6 +95,25 @@ if expect barrier 0 "$X" -w 1 -n 6 $P spinbarrier && [ "$(lines 'spinbarrier ok'
 	ok "more ranks spinning at a barrier than workers finish (the TiNy Threads case)"
 else no "more ranks spinning at a barrier than workers finish (the TiNy Threads case)"; fi
 
+# Spinners (preempted twice in a row without a system call, as MPICH's waiting ranks) get a short
+# turn (ULP_SPIN_QUANTUM_US, preempt.c): ranks spinning at a barrier still all get there, with the
+# detection off and with its shortest turn (50 us); the preempted spinner still lets the
+# short computation finish first.
+if expect barrier 0 env ULP_SPIN_QUANTUM_US=0 "$X" -w 1 -n 6 $P spinbarrier &&
+	[ "$(lines 'spinbarrier ok')" = 6 ] &&
+	expect barrier 0 env ULP_SPIN_QUANTUM_US=50 "$S" -t 1 -w 2 -n 8 $P spinbarrier &&
+	[ "$(lines 'spinbarrier ok')" = 8 ] && hs &&
+	expect spin 0 env ULP_SPIN_QUANTUM_US=50 "$X" -w 1 $P compute 5 "$T/hs" : $P spin 30 "$T/hs" &&
+	[ "$(sed -n 1p "$T/out")" = "compute done" ] && [ "$(sed -n 2p "$T/out")" = "spin done" ]; then
+	ok "spinner detection: spinners at a barrier finish and a spinner still yields to a computation (ULP_SPIN_QUANTUM_US 0, 50)"
+else no "spinner detection: spinners at a barrier finish and a spinner still yields to a computation (ULP_SPIN_QUANTUM_US 0, 50)"; fi
+if expect badspin 1 env ULP_SPIN_QUANTUM_US=soon "$X" -n 1 /bin/true &&
+	grep -q 'ULP_SPIN_QUANTUM_US=soon: not a number of microseconds' "$T/out" &&
+	expect badspin 1 env ULP_SPIN_QUANTUM_US=20 "$X" -n 1 /bin/true &&
+	grep -q 'ULP_SPIN_QUANTUM_US=20: below 50 microseconds' "$T/out"; then
+	ok "ULP_SPIN_QUANTUM_US that is no number or below 50: a clear error, nothing runs"
+else no "ULP_SPIN_QUANTUM_US that is no number or below 50: a clear error, nothing runs"; fi
+
 # 256 ULPs pass a token around a ring of FIFOs, each blocking in open, read and write.
 mkdir "$T/ring"
 i=0
