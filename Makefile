@@ -30,13 +30,17 @@ WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 # The runtime may run while a ULP's TLS is loaded: no stack-protector canary reads from fs.
 RT_FLAGS := -fno-stack-protector -fno-omit-frame-pointer -fPIC
+# Every call into a shared library is bound at load time (only used when linking): a lazy
+# binding runs the dynamic linker's resolver, which reads TLS, so the first call to a libc
+# function must never come from a PVAS task (fs = 0) or while a ULP's TLS is loaded. It did:
+# on the kmod backend nothing in the manager had called memmove before the fast path's
+# patcher did, in a task (SIGSEGV at fs:0x18 in ld.so).
+RT_FLAGS += -Wl,-z,now
 CPPFLAGS += -Iinclude -Ilibulp -Ilibulp/sched -Ilibulp/arch -Ilibulp/arch/$(ARCH) -D_GNU_SOURCE
 ifeq ($(SAN),1)
-SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -DULP_SANITIZE=1
 # The sanitizers' checks call into libasan/libubsan, also from the syscall trap and the switch
-# path while a ULP's TLS is loaded: bind those calls at load time (a lazy binding runs the
-# dynamic linker's resolver, which reads TLS). Only used when linking.
-SANFLAGS += -Wl,-z,now
+# path while a ULP's TLS is loaded: bound at load time like every call (RT_FLAGS).
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -DULP_SANITIZE=1
 endif
 ALL_CFLAGS = $(CFLAGS) $(WARN) $(RT_FLAGS) $(SANFLAGS) -std=gnu11 -MMD -MP
 LDLIBS_RT := -lpthread
