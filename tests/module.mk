@@ -29,6 +29,12 @@ check-units: $(UNIT_BINS)
 	done
 CHECK_TARGETS += check-units
 
+# The tools and test programs bind their shared-library calls at load time (tests/bindnow.sh).
+.PHONY: check-bindnow
+check-bindnow: $(O)/bin/ulpexec $(O)/bin/ulpspawn
+	$(Q)$(RUN_TEST) bindnow sh tests/bindnow.sh $(O)
+CHECK_TARGETS += check-bindnow
+
 # The same unit tests against an ASan+UBSan build of the runtime.
 .PHONY: check-asan
 check-asan:
