@@ -357,8 +357,11 @@ int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int
 	return n;
 }
 
+/* The three variables live in static storage: the array is used (copied into the new rank by
+ * the load) before the next call, and nothing is left to free but the array. */
 char **cmd_rank_env(long rank, long size, long task)
 {
+	static char vars[3][32];
 	size_t n = 0, i, k = 0;
 	char **env;
 
@@ -371,10 +374,19 @@ char **cmd_rank_env(long rank, long size, long task)
 		if (strncmp(environ[i], "ULP_RANK=", 9) && strncmp(environ[i], "ULP_SIZE=", 9) &&
 		    strncmp(environ[i], "ULP_TASK=", 9))
 			env[k++] = environ[i];
-	if (asprintf(&env[k++], "ULP_RANK=%ld", rank) < 0 ||
-	    asprintf(&env[k++], "ULP_SIZE=%ld", size) < 0)
-		return NULL;
-	if (task >= 0 && asprintf(&env[k++], "ULP_TASK=%ld", task) < 0)
-		return NULL;
+	snprintf(vars[0], sizeof(vars[0]), "ULP_RANK=%ld", rank);
+	snprintf(vars[1], sizeof(vars[1]), "ULP_SIZE=%ld", size);
+	env[k++] = vars[0];
+	env[k++] = vars[1];
+	if (task >= 0) {
+		snprintf(vars[2], sizeof(vars[2]), "ULP_TASK=%ld", task);
+		env[k++] = vars[2];
+	}
 	return env;
+}
+
+void cmd_free_segments(struct segment *segs, int n)
+{
+	while (n-- > 0)
+		free(segs[n].path);
 }

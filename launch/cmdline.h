@@ -52,4 +52,7 @@ char *cmd_resolve(const char *prog);
  * the task number when task >= 0. NULL when out of memory. */
 char **cmd_rank_env(long rank, long size, long task);
 
+/* Frees what cmd_split allocated (each segment's resolved path). */
+void cmd_free_segments(struct segment *segs, int n);
+
 #endif

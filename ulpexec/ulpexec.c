@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	static struct job_opts o;
 	struct segment segs[64];
 	const char *w = getenv("ULP_WORKERS");
-	int nsegs;
+	int nsegs, rc;
 
 	o.tool = "ulpexec";
 	o.tasks = 1;
@@ -114,5 +114,7 @@ int main(int argc, char **argv)
 		o.workers = cmd_count("ulpexec", "ULP_WORKERS", w, 256);
 	if (!o.workers)
 		o.workers = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
-	return job_run(&o, segs, nsegs);
+	rc = job_run(&o, segs, nsegs);
+	cmd_free_segments(segs, nsegs);
+	return rc;
 }

@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 	static struct job_opts o;
 	struct segment segs[64];
 	long total = 0, cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int nsegs, i;
+	int nsegs, i, rc;
 
 	o.tool = "ulpspawn";
 	o.tasks = 1;
@@ -222,5 +222,7 @@ int main(int argc, char **argv)
 	}
 	if (!o.workers)
 		o.workers = cpus / o.tasks > 0 ? cpus / o.tasks : 1;
-	return job_run(&o, segs, nsegs);
+	rc = job_run(&o, segs, nsegs);
+	cmd_free_segments(segs, nsegs);
+	return rc;
 }

@@ -174,6 +174,7 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	sa.nworkers = n;
 	sa.accounting = attr ? attr->accounting : 0;
 	sa.hooks = &hooks;
+	sa.no_libc = 1; /* task_main runs its workers with fs = 0 */
 	rc = ulp_sched_create(&t->rt, &sa);
 	if (rc) {
 		free(t);

@@ -62,6 +62,7 @@ int ulp_sched_create(struct ulp_runtime *rt, const struct ulp_sched_attr *attr)
 	rt->nworkers = attr->nworkers;
 	rt->stack_size = attr->stack_size ? attr->stack_size : DEFAULT_STACK;
 	rt->accounting = attr->accounting;
+	rt->no_libc = attr->no_libc;
 	rt->sched_stack = attr->sched_stack;
 	if (attr->hooks) /* may be rt's own hooks (kept across ulp_init/ulp_fini) */
 		hooks = *attr->hooks;

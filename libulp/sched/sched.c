@@ -186,8 +186,12 @@ void ulp_task_resume(struct ulp_task *t)
 /* ---- switching ---- */
 
 #ifdef ULP_SANITIZE
+/* ASan's fiber calls use libc's TLS: a PVAS task's workers have none (fs = 0, or a ULP's), so
+ * there the switches are not announced and ASan sees one stack per kernel thread. */
 static void san_leave(struct ulp_worker *w, struct ulp_task *from, struct ulp_task *to)
 {
+	if (w->rt->no_libc)
+		return;
 	w->san_from = from;
 	__sanitizer_start_switch_fiber(NULL, to->san_lo, to->san_size);
 }
@@ -197,6 +201,8 @@ static void san_arrive(struct ulp_task *self)
 {
 	struct ulp_task *prev = self->worker->san_from;
 
+	if (self->worker->rt->no_libc)
+		return;
 	if (prev && !prev->san_lo)
 		__sanitizer_finish_switch_fiber(NULL, &prev->san_lo, &prev->san_size);
 	else
@@ -588,7 +594,10 @@ static __attribute__((noinline, cold, noreturn)) void exit_ulp(struct ulp_worker
  * another worker at once): self is not touched after that. A full cache first unmaps one of
  * the stacks it holds. A ULP's exit finishes on the next task's stack instead.
  */
-void ulp_task_exit(struct ulp_task *self, void *ret)
+/* Not instrumented: ASan's hook before a call that does not return (__asan_handle_no_return)
+ * asks glibc for the running thread's stack, through TLS that is a ULP's in a PVAS task (it
+ * waited forever on that ULP's thread lock). */
+ULP_NO_ASAN void ulp_task_exit(struct ulp_task *self, void *ret)
 {
 	struct ulp_worker *w = self->worker;
 	struct ulp_task *next = NULL, *j;

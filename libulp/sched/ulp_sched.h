@@ -169,6 +169,7 @@ struct ulp_sched_attr {
 	int accounting;	    /* measure cpu_ns per task */
 	size_t sched_stack; /* worker 0's scheduler stack (ulp_sched_adopt_caller), 0: none */
 	const struct ulp_sched_hooks *hooks; /* copied; NULL: none */
+	int no_libc; /* workers run with no libc TLS (PVAS tasks: fs = 0): no sanitizer fiber calls */
 };
 
 /*
@@ -188,6 +189,7 @@ struct ulp_runtime {
 	_Atomic int sleepers;
 	_Atomic long live_tasks; /* references: tasks started from outside the workers, holds */
 	int accounting;		 /* measure cpu_ns per task */
+	int no_libc;		 /* see struct ulp_sched_attr */
 	size_t sched_stack;
 	struct ulp_sched_hooks hooks;
 	_Atomic(void *) ctx; /* the hooks' own state for this instance (ulp_sched_set_ctx) */
@@ -293,6 +295,12 @@ void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to);
 
 /* End the current task: wake its joiner, release its stack (and descriptor if detached), run
  * something else. */
+/* Functions that end a task run no ASan hook (sched.c, ulp_task_exit). */
+#ifdef ULP_SANITIZE
+#define ULP_NO_ASAN __attribute__((no_sanitize_address))
+#else
+#define ULP_NO_ASAN
+#endif
 void ulp_task_exit(struct ulp_task *self, void *ret) __attribute__((noreturn));
 
 /* Count a task as started / ended on worker w, from w's own kernel thread. */

@@ -69,6 +69,20 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)$(RUN_TEST) integ-fastcall sh tests/integ/fastcall.sh $(O)
 CHECK_TARGETS += check-integ
 
+# The ULP integration tests of ulpexec against an ASan+UBSan build of it (the guests are the
+# plain build's). The launcher's leaks are checked too; ASan's own buffer of a PVAS task is
+# suppressed (tests/asan/lsan.supp). PVAS tasks run their workers without libc's TLS: there the
+# switches are not announced to ASan (sched.c).
+.PHONY: check-asan-integ
+check-asan-integ: $(INTEG_PROGS) $(THREAD_PROGS)
+	$(Q)$(call WANT,asan-integ) $(MAKE) --no-print-directory O=$(O)/asan SAN=1 $(O)/asan/bin/ulpexec
+	$(Q)ASAN_OPTIONS=detect_leaks=1 \
+		LSAN_OPTIONS=suppressions=$(abspath tests/asan/lsan.supp),print_suppressions=0 \
+		ULPEXEC=$(O)/asan/bin/ulpexec $(RUN_TEST) asan-integ-ulpexec sh tests/integ/ulpexec.sh $(O)
+ifeq ($(SAN),)
+CHECK_TARGETS += check-asan-integ
+endif
+
 # Only the blocking-call and preemption tests (tests/integ/io.sh); IO_RUNS: runs per pair test.
 .PHONY: check-io
 check-io: $(INTEG_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn

@@ -1,8 +1,8 @@
 #!/bin/sh
 # ulpexec as a user runs it: real programs as ULPs, compared with running them as processes.
-# Usage: tests/integ/ulpexec.sh BUILD_DIR
+# Usage: tests/integ/ulpexec.sh BUILD_DIR   (ULPEXEC: another ulpexec, e.g. an ASan build's)
 B=${1:-build}
-X="$B/bin/ulpexec"
+X="${ULPEXEC:-$B/bin/ulpexec}"
 P="$B/tests/integ"
 . "$(dirname "$0")/lib.sh"
 
