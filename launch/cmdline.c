@@ -44,6 +44,11 @@ void cmd_quantum(const char *tool, const char *s)
 			tool, s);
 		exit(2);
 	}
+	if (v > 0 && v < 50) { /* ticks faster than their handler pile up (preempt.c) */
+		fprintf(stderr, "%s: --quantum: %ld is below 50 microseconds (0: no preemption)\n",
+			tool, v);
+		exit(2);
+	}
 	/* The runtime reads it once, when the job's region is created (preempt.c). */
 	setenv("ULP_QUANTUM_US", s, 1);
 }

@@ -55,14 +55,19 @@ for tool in "$X" "$S"; do
 	else no "$name: a missing program exits 127 before any rank starts"; fi
 done
 
-# --quantum: microseconds from 0 to 10000000, checked before anything starts.
+# --quantum: 0 or microseconds from 50 to 10000000, checked before anything starts (20 crashed
+# ULPs: ticks faster than their handler); ULP_QUANTUM_US the same in the runtime.
 if expect quantum-bad 2 "$X" --quantum x /bin/echo STARTED && [ "$(lines STARTED)" = 0 ] &&
 	grep -q "ulpexec: --quantum: 'x' is not a number of microseconds" "$T/out" &&
+	expect quantum-small 2 "$X" --quantum 20 /bin/echo STARTED && [ "$(lines STARTED)" = 0 ] &&
+	grep -q "ulpexec: --quantum: 20 is below 50 microseconds" "$T/out" &&
+	! ULP_QUANTUM_US=20 "$X" /bin/echo STARTED >"$T/out" 2>&1 && [ "$(lines STARTED)" = 0 ] &&
+	grep -q "ULP_QUANTUM_US=20: below 50 microseconds" "$T/out" &&
 	expect quantum-big 2 "$S" --quantum 10000001 -n 1 /bin/echo STARTED &&
 	[ "$(lines STARTED)" = 0 ] && expect quantum-ok 0 "$S" --quantum 500 -n 2 /bin/echo STARTED &&
 	[ "$(lines STARTED)" = 2 ]; then
-	ok "--quantum out of range or not a number is refused before anything starts"
-else no "--quantum out of range or not a number is refused before anything starts"; fi
+	ok "--quantum (and ULP_QUANTUM_US) out of range, below 50 us or not a number is refused before anything starts"
+else no "--quantum (and ULP_QUANTUM_US) out of range, below 50 us or not a number is refused before anything starts"; fi
 
 # --bind names CPUs that must be online; the message lists the online ones.
 online=$(cat /sys/devices/system/cpu/online)
