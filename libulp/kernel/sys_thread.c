@@ -737,6 +737,23 @@ void ulp_tg_kick(struct ulp_cb *cb, void *uc)
 
 /* ---- affinity: the ULP sees its task's workers as its CPUs ---- */
 
+/* tid names neither the calling thread (0 or its own id) nor another thread of its ULP: a
+ * process of its own, whose affinity is the kernel's business. */
+static int not_ours(struct ulp_cb *cb, long tid)
+{
+	struct ulp_tg *tg = cb->tg;
+	int ours = 0;
+
+	if (!tid || tid == cur_tid(cb))
+		return 0;
+	if (tg) {
+		ulp_spin_lock(&tg->lock);
+		ours = find_locked(tg, tid) != NULL;
+		ulp_spin_unlock(&tg->lock);
+	}
+	return !ours;
+}
+
 long ulp_sys_sched_getaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
@@ -747,18 +764,8 @@ long ulp_sys_sched_getaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 	size_t len = (size_t)a[1];
 	long r;
 
-	if (a[0] && a[0] != cur_tid(cb)) {
-		struct ulp_tg *tg = cb->tg;
-		int ours = 0;
-
-		if (tg) {
-			ulp_spin_lock(&tg->lock);
-			ours = find_locked(tg, a[0]) != NULL;
-			ulp_spin_unlock(&tg->lock);
-		}
-		if (!ours)
-			return sys(SYS_sched_getaffinity, a[0], a[1], a[2], 0, 0, 0);
-	}
+	if (not_ours(cb, a[0]))
+		return sys(SYS_sched_getaffinity, a[0], a[1], a[2], 0, 0, 0);
 	memset(real, 0, sizeof(real));
 	r = sys(SYS_sched_getaffinity, 0, sizeof(real), (long)real, 0, 0, 0);
 	if (r < 0)
@@ -795,18 +802,8 @@ long ulp_sys_sched_setaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 	const unsigned char *m = (const unsigned char *)a[2];
 	size_t len = (size_t)a[1], i;
 
-	if (a[0] && a[0] != cur_tid(cb)) {
-		struct ulp_tg *tg = cb->tg;
-		int ours = 0;
-
-		if (tg) {
-			ulp_spin_lock(&tg->lock);
-			ours = find_locked(tg, a[0]) != NULL;
-			ulp_spin_unlock(&tg->lock);
-		}
-		if (!ours)
-			return sys(SYS_sched_setaffinity, a[0], a[1], a[2], 0, 0, 0);
-	}
+	if (not_ours(cb, a[0]))
+		return sys(SYS_sched_setaffinity, a[0], a[1], a[2], 0, 0, 0);
 	if (!in_region(cb, (uintptr_t)m, len))
 		return -EFAULT;
 	/* Accepted, not applied: a ULP thread runs on whichever worker of its task is free;
