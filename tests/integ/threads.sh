@@ -62,7 +62,7 @@ done
 # start: a kick that lands in the runtime waits for the trap's end (it ran the handler on top of
 # the runtime's work: a hang in exit, once in ~300 runs of the case above). Rounds of 300 kills
 # and one thread exit: fewer where 3 ULPs share one task (each pthread_kill of a ULP thread is
-# three trapped calls, ~7 us, against ~1.5 us in a process: docs/benchmarks.md)
+# four trapped calls, ~9 us, against ~1.5 us in a process: docs/benchmarks.md)
 for t in "3 30" "1 10"; do
 	if expect killstorm 0 "$S" -n 3 -t ${t% *} -w 2 "$P/threads_dyn" killstorm ${t#* } &&
 		! grep -q FAIL "$T/out" && [ "$(lines '^ok killstorm$')" = 3 ] &&
