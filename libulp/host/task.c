@@ -153,6 +153,7 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	    .idle = ulp_io_hook_idle,
 	    .poll = ulp_io_hook_poll,
 	    .wake = ulp_io_hook_wake,
+	    .switch_in = ulp_fs_switch_in, /* the ULP's cwd and umask (libulp/kernel/fs.c) */
 	};
 	struct ulp_sched_attr sa = {0};
 	struct pvas_task *t;

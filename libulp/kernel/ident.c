@@ -7,11 +7,12 @@
  *
  * The placeholder is made when the ULP starts, before its program runs (glibc learns its main
  * thread's tid from set_tid_address at its very start, so a later pid could not equal that tid):
- * clone(CLONE_VM | CLONE_FILES | CLONE_FS) from the worker that starts the ULP. It shares the
- * ULP's address space, descriptor table and cwd, so that what other processes do with a PID
- * works on the ULP's: /proc/PID/fd/N opens the ULP's descriptor N (UCX passes shared memory
- * between MPI ranks so), process_vm_readv(PID) reads the ULP's memory, /proc/PID/maps and cwd
- * are the ULP's. It runs nothing but a loop, on a small stack of its own, with every signal
+ * clone(CLONE_VM | CLONE_FILES) from the worker that starts the ULP. It shares the ULP's
+ * address space and descriptor table, so that what other processes do with a PID works on the
+ * ULP's: /proc/PID/fd/N opens the ULP's descriptor N (UCX passes shared memory between MPI ranks
+ * so), process_vm_readv(PID) reads the ULP's memory, /proc/PID/maps is the ULP's. Its cwd is the
+ * ULP's own (a copy made in the ULP's directory, moved when the ULP moves): fs.c keeps the ULP's
+ * directory there. It runs nothing but a loop, on a small stack of its own, with every signal
  * blocked:
  *   - a signal sent to it (kill, sigqueue: SIGKILL and SIGSTOP aside) is recorded for its ULP
  *     with the sender's siginfo (ulp_sig_record), and the task is nudged with ULP_SIG_IDENT, so
@@ -37,11 +38,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #define PH_STACK (16 * 1024) /* the loop's stack: a siginfo and a few frames */
 
@@ -52,6 +55,10 @@ struct phrec {
 	int pvid;
 	uint32_t gen; /* the ULP's start count it belongs to */
 	char comm[16];
+	/* Requests to follow the ULP to its new directory (fs.c): the worker thread it went to,
+	 * the last request and the last one done (futex). */
+	int fs_tid;
+	_Atomic uint32_t fs_req, fs_done;
 };
 
 /* Sized for the first region, as signal.c's tables: later ones lie where it did (trap.c). */
@@ -95,6 +102,39 @@ static void forward(struct phrec *p, int sig, const siginfo_t *si)
 	sys(SYS_rt_sigqueueinfo, p->tgid, ULP_SIG_IDENT, (long)&n, 0, 0, 0);
 }
 
+/* Append decimal v to buf at *i. */
+static void put_num(char *buf, int *i, long v)
+{
+	char d[24];
+	int n = 0;
+
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (n)
+		buf[(*i)++] = d[--n];
+}
+
+/* Go where the ULP's worker thread is (fs.c asked, and waits on fs_done). */
+static void follow(struct phrec *p, uint32_t seq)
+{
+	char path[64];
+	int i = 0;
+
+	for (const char *c = "/proc/"; *c; c++)
+		path[i++] = *c;
+	put_num(path, &i, p->tgid);
+	for (const char *c = "/task/"; *c; c++)
+		path[i++] = *c;
+	put_num(path, &i, p->fs_tid);
+	for (const char *c = "/cwd"; *c; c++)
+		path[i++] = *c;
+	path[i] = 0;
+	sys(SYS_chdir, (long)path, 0, 0, 0, 0, 0);
+	atomic_store(&p->fs_done, seq);
+	sys(SYS_futex, (long)&p->fs_done, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
 /* The placeholder's whole life. No libc: it shares the launcher's memory, not its threads. */
 static int ph_main(void *arg)
 {
@@ -111,7 +151,9 @@ static int ph_main(void *arg)
 	sys(SYS_prctl, PR_SET_NAME, (long)p->comm, 0, 0, 0, 0);
 	for (;;) {
 		sig = sys(SYS_rt_sigtimedwait, (long)&all, (long)&si, 0, ULP_KSIGSET_SIZE, 0, 0);
-		if (sig > 0 && sig <= ULP_NSIG)
+		if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid)
+			follow(p, (uint32_t)(long)si.si_value.sival_ptr);
+		else if (sig > 0 && sig <= ULP_NSIG)
 			forward(p, (int)sig, &si);
 	}
 	return 0;
@@ -237,7 +279,7 @@ int ulp_ident_start(struct ulp_cb *cb)
 	/* Born with every signal blocked: a handler of the task copied into it must never run
 	 * there (it would take the worker's state for its own). */
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, ULP_KSIGSET_SIZE, 0, 0);
-	pid = ulp_arch_clone(CLONE_VM | CLONE_FILES | CLONE_FS | ULP_SIG_IDENT,
+	pid = ulp_arch_clone(CLONE_VM | CLONE_FILES | ULP_SIG_IDENT,
 			     stacks + (size_t)(cb->pvid + 1) * PH_STACK, ph_main, p);
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	if (pid < 0)
@@ -262,6 +304,32 @@ void ulp_ident_exit(struct ulp_cb *cb)
 	sys(SYS_kill, pid, SIGKILL, 0, 0, 0, 0);
 	while (sys(SYS_waitid, P_PID, pid, (long)&si, WEXITED | __WALL, 0, 0) == -EINTR)
 		;
+}
+
+void ulp_ident_follow_cwd(struct ulp_cb *cb)
+{
+	struct phrec *p = rec_of(cb->pvid);
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	uint32_t seq, done;
+	siginfo_t n;
+	int tries;
+
+	if (!p || !cb->pid)
+		return;
+	p->fs_tid = ulp_worker_self()->tid;
+	seq = atomic_fetch_add(&p->fs_req, 1) + 1;
+	memset(&n, 0, sizeof(n));
+	n.si_signo = ULP_SIG_IDENT;
+	n.si_code = SI_QUEUE;
+	n.si_pid = p->tgid;
+	n.si_value.sival_ptr = (void *)(long)seq;
+	if (sys(SYS_rt_sigqueueinfo, cb->pid, ULP_SIG_IDENT, (long)&n, 0, 0, 0) != 0)
+		return;
+	/* This worker stays where it went until the placeholder is there too. A placeholder
+	 * stopped by SIGSTOP does not answer: after 2 s the ULP goes on, its path kept (fs.c). */
+	for (tries = 0; tries < 20 && (int32_t)((done = atomic_load(&p->fs_done)) - seq) < 0;
+	     tries++)
+		sys(SYS_futex, (long)&p->fs_done, FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
 }
 
 long ulp_ident_ppid(void)

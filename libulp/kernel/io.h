@@ -26,6 +26,10 @@ struct ulp_io_worker {
 	uint64_t cpu_seen;     /* the worker thread's CPU time at the last tick (accounting) */
 	unsigned period_us;    /* the tick's period now: ulp_quantum_us, or ulp_spin_quantum_us */
 	unsigned ticks_seen;   /* ticks that found tick_task running, without a switch between */
+	/* The cwd and umask its thread has now (fs.c): a ULP's when fs_known */
+	uint64_t cwd_dev, cwd_ino;
+	unsigned umask;
+	int fs_known;
 };
 
 /* One parked call: lives on the ULP's stack (in the trap handler's frame) until it resumes. */

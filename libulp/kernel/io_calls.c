@@ -314,6 +314,23 @@ static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
 	return wt.interrupted ? -EINTR : wt.res;
 }
 
+/* A path relative to the ULP's directory made absolute in buf (the worker is in that directory
+ * now, not when the ring's thread runs the open: fs.c); NULL when it does not fit. */
+static const char *absolute(const char *path, char *buf, size_t len)
+{
+	long n = sys(SYS_getcwd, (long)buf, len, 0, 0, 0, 0);
+	size_t i = n > 0 ? (size_t)n - 1 : 0; /* getcwd counts the NUL */
+
+	if (n <= 0)
+		return NULL;
+	if (i > 1)
+		buf[i++] = '/';
+	for (; *path && i < len - 1; path++)
+		buf[i++] = *path;
+	buf[i] = 0;
+	return *path ? NULL : buf;
+}
+
 /* Opening a FIFO waits for the other end (unless O_NONBLOCK or O_RDWR): that open runs on the
  * ring (in the kernel's io-wq thread of this process), every other open natively. */
 static long do_open(struct ulp_cb *cb, long nr, long *a)
@@ -326,10 +343,17 @@ static long do_open(struct ulp_cb *cb, long nr, long *a)
 	struct ulp_io_op op = {ULP_IO_OPENAT, (int)dirfd, (unsigned)flags, path, mode};
 	struct ulp_io_wait wt;
 	struct stat st;
+	char abs[4096];
+	long r;
 
+	if (ulp_sys_self_open(cb, dirfd, path, flags, &r))
+		return r; /* its own /proc/self/cmdline, environ */
 	if (!io || (flags & (O_NONBLOCK | O_PATH)) || (flags & O_ACCMODE) == O_RDWR ||
 	    sys(SYS_newfstatat, dirfd, (long)path, (long)&st, 0, 0, 0) != 0 ||
 	    !S_ISFIFO(st.st_mode))
+		return sys(SYS_openat, dirfd, (long)path, flags, mode, 0, 0);
+	/* Too long to make absolute: the kernel's open, which blocks the worker. */
+	if (dirfd == AT_FDCWD && path[0] != '/' && !(op.addr = absolute(path, abs, sizeof(abs))))
 		return sys(SYS_openat, dirfd, (long)path, flags, mode, 0, 0);
 	ulp_io_wait_init(io, &wt, cb, 1);
 	ulp_io_park(io, &wt, &op, 1);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -153,6 +155,7 @@ static void ulp_start(void *arg)
 
 	ulp_task_arrive(&cb->task);
 	ulp_sig_start(cb);
+	ulp_fs_start(cb); /* before its placeholder, which starts in its directory */
 	if (ulp_ident_start(cb) < 0) {
 		static const char msg[] =
 		    "libulp: a ULP gets no process id of its own (clone of its "
@@ -251,11 +254,35 @@ static const struct ulp_sched_hooks proc_hooks = {
     .idle = ulp_io_hook_idle,
     .poll = ulp_io_hook_poll,
     .wake = ulp_io_hook_wake,
+    .switch_in = ulp_fs_switch_in, /* the ULP's cwd and umask (fs.c) */
 };
 
 const struct ulp_sched_hooks *ulp_proc_sched_hooks(void)
 {
 	return &proc_hooks;
+}
+
+/* The argument and environment strings the loader put on the initial stack (argc at sp, then
+ * argv[], NULL, envp[], NULL), consecutive as the kernel lays them out: their areas, which
+ * /proc/self/cmdline and environ show as they are now. Checked to lie in the partition. */
+static void strings_area(struct ulp_cb *cb)
+{
+	const uintptr_t *sp = (const uintptr_t *)cb->sp;
+	long argc = (long)sp[0], i;
+	const char *const *argv = (const char *const *)(sp + 1), *const *envp = argv + argc + 1;
+	uintptr_t lo = cb->part_lo + ULP_CB_SIZE, hi = cb->part_hi;
+
+	cb->args_lo = cb->args_hi = cb->env_lo = cb->env_hi = 0;
+	if (argc > 0 && (uintptr_t)argv[0] >= lo && (uintptr_t)argv[argc - 1] < hi) {
+		cb->args_lo = (uintptr_t)argv[0];
+		cb->args_hi = (uintptr_t)argv[argc - 1] + strlen(argv[argc - 1]) + 1;
+	}
+	for (i = 0; envp[i]; i++)
+		;
+	if (i > 0 && (uintptr_t)envp[0] >= lo && (uintptr_t)envp[i - 1] < hi) {
+		cb->env_lo = (uintptr_t)envp[0];
+		cb->env_hi = (uintptr_t)envp[i - 1] + strlen(envp[i - 1]) + 1;
+	}
 }
 
 /* FREE -> CLAIMED: partition pvid, or the lowest free one. */
@@ -340,6 +367,11 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 	cb->part_lo = lo;
 	cb->part_hi = lo + size;
 	snprintf(cb->path, sizeof(cb->path), "%s", path);
+	/* It starts where its launcher is now, with its umask, as a child process would. */
+	if (!getcwd(cb->cwd, sizeof(cb->cwd)))
+		cb->cwd[0] = 0;
+	cb->umask = umask(022);
+	umask(cb->umask);
 	if (!realpath(path, cb->exe))
 		snprintf(cb->exe, sizeof(cb->exe), "%s", path); /* the load fails and says why */
 	rc = r->backend->load(cb, path, argv, envp, err, errlen);
@@ -347,6 +379,7 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 		unclaim(r, pvid);
 		return rc;
 	}
+	strings_area(cb);
 	cb->task.kind = ULP_TASK_ULP;
 	cb->task.owner = cb;
 	cb->task.own_tls = 1; /* fs = 0 until the program's libc sets its TLS, as in a process */

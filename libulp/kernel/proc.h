@@ -136,6 +136,14 @@ struct ulp_cb {
 	_Atomic uint64_t cpu_ns[2];
 	char path[256];
 	char exe[4096]; /* its program's absolute path, as /proc/self/exe names it */
+	/* Its current directory (fs.c): device and inode (0, 0: not kept), and its path (kept
+	 * where the placeholder process cannot be followed); its umask. */
+	uint64_t cwd_dev, cwd_ino;
+	unsigned umask;
+	char cwd[4096];
+	/* Where its argument and environment strings lie on its stack (/proc/self/cmdline and
+	 * environ, sys_proc.c), [lo, hi) */
+	uintptr_t args_lo, args_hi, env_lo, env_hi;
 };
 
 #define PVAS_NAME_MAX 64
@@ -259,6 +267,13 @@ void ulp_mm_free(struct ulp_cb *cb, uintptr_t lo, size_t len);
 void ulp_mm_init(struct ulp_cb *cb, uintptr_t lo, uintptr_t hi);
 /* Mark [lo, lo+len) as used (a MAP_FIXED mapping the program placed itself). */
 void ulp_mm_take(struct ulp_cb *cb, uintptr_t lo, size_t len);
+
+/* A ULP's cwd and umask (fs.c): each worker thread has its own (worker_init, on the worker),
+ * loaded with the ULP's before the ULP runs there (switch_in: the instances' switch_in hook;
+ * start: the ULP's first run, before its program). */
+void ulp_fs_worker_init(struct ulp_worker *w);
+void ulp_fs_switch_in(struct ulp_worker *w, struct ulp_task *t, void *arg);
+void ulp_fs_start(struct ulp_cb *cb);
 
 /* The syscall trap (trap.c): installed once per process, before ULPs run. */
 int ulp_trap_install(struct pvas_region *r);

@@ -11,7 +11,10 @@
 #include "uthread.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/times.h>
@@ -171,6 +174,68 @@ long ulp_sys_times(struct ulp_cb *cb, struct ulp_sys *s)
 
 /* ---- /proc/self/exe ---- */
 
+/* ---- /proc/self/cmdline, environ ---- */
+
+/* 1: "/proc/self/NAME", "/proc/thread-self/NAME" or "/proc/PID/NAME" of the ULP's own PID. */
+static int self_file(const struct ulp_cb *cb, const char *p, const char *name)
+{
+	long pid = 0;
+
+	if (strncmp(p, "/proc/", 6) != 0)
+		return 0;
+	p += 6;
+	if (!strncmp(p, "self/", 5))
+		p += 5;
+	else if (!strncmp(p, "thread-self/", 12))
+		p += 12;
+	else {
+		while (*p >= '0' && *p <= '9')
+			pid = pid * 10 + (*p++ - '0');
+		if (pid != cb->pid || *p++ != '/')
+			return 0;
+	}
+	return !strcmp(p, name);
+}
+
+int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags, long *ret)
+{
+	uintptr_t lo, hi;
+	long fd;
+
+	if (ulp_sys_in_child() || !path || !ulp_sys_range_ok(cb, (uintptr_t)path, 1) ||
+	    (flags & O_ACCMODE) != O_RDONLY || (dirfd != AT_FDCWD && path[0] != '/'))
+		return 0;
+	if (self_file(cb, path, "cmdline")) {
+		lo = cb->args_lo;
+		hi = cb->args_hi;
+	} else if (self_file(cb, path, "environ")) {
+		lo = cb->env_lo;
+		hi = cb->env_hi;
+	} else {
+		return 0;
+	}
+	/* The task's file would be the launcher's: a file holding the ULP's strings as they are
+	 * now (a program that rewrites its argv sees it there, as from the kernel's). */
+	fd = ulp_arch_syscall(SYS_memfd_create, (long)"cmdline",
+			      (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0, 0, 0, 0, 0);
+	if (fd >= 0 && hi > lo &&
+	    ulp_arch_syscall(SYS_write, fd, (long)lo, (long)(hi - lo), 0, 0, 0) !=
+		(long)(hi - lo)) {
+		ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+		fd = -EIO;
+	}
+	if (fd >= 0)
+		ulp_arch_syscall(SYS_lseek, fd, 0, SEEK_SET, 0, 0, 0);
+	*ret = fd;
+	return 1;
+}
+
+/* "/proc/self/cwd" or "/proc/thread-self/cwd": the task's, which is not the ULP's (fs.c). */
+static int self_cwd(const char *p)
+{
+	return !strcmp(p, "/proc/self/cwd") || !strcmp(p, "/proc/thread-self/cwd");
+}
+
 /* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/PID/exe" of this ULP or its task: the
  * process's own. */
 static int self_exe(const struct ulp_cb *cb, const char *p)
@@ -199,14 +264,26 @@ long ulp_sys_readlink(struct ulp_cb *cb, struct ulp_sys *s)
 	long size = a[at ? 3 : 2];
 	size_t n;
 
-	if (ulp_sys_in_child() || !p || !ulp_sys_range_ok(cb, (uintptr_t)p, 1) || !self_exe(cb, p))
+	char cwd[4096];
+	const char *link = cb->exe;
+
+	if (ulp_sys_in_child() || !p || !ulp_sys_range_ok(cb, (uintptr_t)p, 1) ||
+	    !(self_exe(cb, p) || self_cwd(p)))
 		return at ? ulp_arch_syscall(SYS_readlinkat, a[0], a[1], a[2], a[3], 0, 0)
 			  : ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
 	if (size <= 0)
 		return -EINVAL;
-	n = strlen(cb->exe);
+	if (self_cwd(p)) { /* the worker is in the ULP's directory */
+		long r = ulp_arch_syscall(SYS_getcwd, (long)cwd, sizeof(cwd), 0, 0, 0, 0);
+
+		if (r < 0)
+			return at ? ulp_arch_syscall(SYS_readlinkat, a[0], a[1], a[2], a[3], 0, 0)
+				  : ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
+		link = cwd;
+	}
+	n = strlen(link);
 	if (n > (size_t)size)
 		n = (size_t)size;
-	memcpy(buf, cb->exe, n); /* no terminating NUL, as the kernel's */
+	memcpy(buf, link, n); /* no terminating NUL, as the kernel's */
 	return (long)n;
 }

@@ -79,6 +79,11 @@ ulp_sys_handler ulp_sys_brk, ulp_sys_mmap, ulp_sys_munmap, ulp_sys_mremap, ulp_s
 /* process (sys_proc.c); ulp_sys_kill serves kill, tkill and tgkill */
 ulp_sys_handler ulp_sys_exit, ulp_sys_kill, ulp_sys_sched_yield, ulp_sys_seccomp, ulp_sys_prctl,
     ulp_sys_getrusage, ulp_sys_times, ulp_sys_readlink, ulp_sys_getpid, ulp_sys_getppid;
+/* process: cwd and umask (fs.c); ulp_sys_chdir serves chdir and fchdir */
+ulp_sys_handler ulp_sys_chdir, ulp_sys_umask, ulp_sys_chroot;
+/* open of the ULP's own /proc/self/cmdline or environ (sys_proc.c): 1 and the result in *ret
+ * (an fd holding its strings, or -errno); 0 for any other file. */
+int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags, long *ret);
 /* process: children (sys_fork.c); ulp_sys_fork serves fork, vfork and clone of a process,
  * ulp_sys_execve execve and execveat */
 ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;

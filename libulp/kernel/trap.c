@@ -206,6 +206,7 @@ void ulp_trap_worker_init(struct ulp_worker *w)
 	ss.ss_flags = 0;
 	ulp_arch_syscall(SYS_sigaltstack, (long)&ss, 0, 0, 0, 0, 0);
 	ulp_io_worker_init(w); /* the task's ring (worker 0), the preemption timer */
+	ulp_fs_worker_init(w); /* a cwd and umask of its own (fs.c) */
 }
 
 int ulp_trap_install(struct pvas_region *r)

@@ -292,6 +292,8 @@ static __attribute__((noinline, cold)) void switch_slow(struct ulp_worker *w, st
 		ulp_arch_tls_set(tls);
 		w->cur_tls = tls;
 	}
+	if (to->owner && w->rt->hooks.switch_in)
+		w->rt->hooks.switch_in(w, to, w->rt->hooks.arg);
 	w->slow_switch = w->rt->accounting || w->cur_tls != w->host_tls;
 	switch_go(w, from, to, after, arg);
 }

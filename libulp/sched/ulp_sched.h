@@ -159,6 +159,12 @@ struct ulp_sched_hooks {
 	 * and the waker may be another process, which cannot reach the sleeper's fds: a tgkill can.
 	 */
 	void (*wake)(struct ulp_runtime *rt, int n, void *arg);
+	/*
+	 * Before the worker switches to a task that has an owner (a ULP's): what the kernel keeps
+	 * per thread and the owner has its own of (its cwd and umask) is loaded here. Called on
+	 * every such switch: it must cost nothing when nothing differs.
+	 */
+	void (*switch_in)(struct ulp_worker *w, struct ulp_task *t, void *arg);
 	void *arg;
 };
 

@@ -3,6 +3,8 @@
 # ranks never collide), gettid() == getpid(), getppid() is the launcher and a fork child's is the
 # ULP; kill(PID) from outside reaches that ULP alone (its placeholder process forwards it),
 # SIGKILL to it ends that ULP alone, SIGSTOP stops only the placeholder; no zombie is left.
+# The current directory and umask are per ULP too (chdir in one is not seen by the others), and
+# so are /proc/self/cmdline and environ.
 # Usage: tests/integ/ident.sh BUILD_DIR
 O=${1:-build}
 . tests/integ/lib.sh
@@ -135,5 +137,88 @@ else
 	echo "# status $st, delivered while stopped: $early" >>"$T/out"
 	no "kill -STOP to a rank's pid holds its signals until SIGCONT; the ULPs run on"
 fi
+
+# /proc/self/cmdline and environ of a ULP are its own: cat of them as a ULP gives what cat gives
+# as a process (cmdline), and what env prints as a ULP of the same job (environ).
+one=$(/usr/bin/cat /proc/self/cmdline | od -c)
+if [ "$one" = "$(printf '/usr/bin/cat\0/proc/self/cmdline\0' | od -c)" ] &&
+	timeout 60 $X -n 2 /usr/bin/cat /proc/self/cmdline >"$T/raw" 2>&1 &&
+	[ "$(od -c <"$T/raw")" = "$(printf '/usr/bin/cat\0/proc/self/cmdline\0/usr/bin/cat\0/proc/self/cmdline\0' | od -c)" ]; then
+	ok "/proc/self/cmdline read by a ULP is its own argv, as for a process"
+else
+	od -c <"$T/raw" >"$T/out"
+	no "/proc/self/cmdline read by a ULP is its own argv, as for a process"
+fi
+timeout 60 $X -n 1 /usr/bin/env | sort >"$T/want"
+if timeout 60 $X -n 1 /usr/bin/cat /proc/self/environ >"$T/raw" 2>&1 &&
+	tr '\0' '\n' <"$T/raw" | sort | cmp -s - "$T/want" && grep -q '^ULP_RANK=0$' "$T/want"; then
+	ok "/proc/self/environ read by a ULP is its own environment (ULP_RANK included), as env prints it"
+else
+	tr '\0' '\n' <"$T/raw" >"$T/out"
+	no "/proc/self/environ read by a ULP is its own environment (ULP_RANK included), as env prints it"
+fi
+
+# Per-ULP cwd and umask: rank 0 moves into a/ and sets umask 077 while ranks 1 and 2, on the same
+# workers, read ./f and report their umask before and after; each sees its own. Also the same
+# script as three processes, for the reference lines.
+W=$T/cwd
+mkdir -p "$W/a" "$W/sub"
+echo top >"$W/f"
+echo in-a >"$W/a/f"
+echo in-sub >"$W/sub/f"
+cat >"$T/cwd.sh" <<'EOS'
+if [ "$ULP_RANK" = 0 ]; then
+	cd a
+	umask 077
+	sleep 0.4
+	echo "r0 $(/bin/pwd) $(cat f) $(umask) $(readlink /proc/self/cwd)"
+	: >made && stat -c "r0 made %a" made
+else
+	sleep 0.2
+	echo "r$ULP_RANK $(/bin/pwd) $(cat f) $(umask) $(readlink /proc/self/cwd)"
+	sleep 0.4
+	echo "r$ULP_RANK again $(/bin/pwd) $(cat f) $(umask)"
+fi
+EOS
+(cd "$W" && for r in 0 1 2; do ULP_RANK=$r sh "$T/cwd.sh" & done; wait) | sort >"$T/want"
+rm -f "$W/a/made"
+for how in "$X -n 3 -w 1" "$X -n 3 -w 2" "$S -n 3 -t 1 -w 1"; do
+	(cd "$W" && timeout 120 "$OLDPWD"/$how /bin/sh "$T/cwd.sh") 2>&1 | sort >"$T/out"
+	rm -f "$W/a/made"
+	if cmp -s "$T/want" "$T/out" && [ "$(wc -l <"$T/out")" = 6 ]; then
+		ok "chdir and umask in one ULP are its own ($how): the others read ./f and create files as before"
+	else
+		diff "$T/want" "$T/out" >>"$T/out"
+		no "chdir and umask in one ULP are its own ($how): the others read ./f and create files as before"
+	fi
+done
+
+# A FIFO opened by a relative path waits on the task's ring, whose thread runs the open later:
+# it opens the FIFO of the ULP's directory, not of whichever ULP the worker runs by then.
+mkfifo "$W/a/fifo"
+for w in 1 2; do
+	(cd "$W" && timeout 120 "$OLDPWD/$S" -t 1 -w $w -n 1 /bin/sh -c 'cd a && cat fifo' : \
+		-n 1 /bin/sh -c 'sleep 0.5; echo through-a >a/fifo') >"$T/out" 2>&1
+	if [ "$(cat "$T/out")" = "through-a" ]; then
+		ok "a FIFO opened by a relative path after chdir, parked, is the ULP's own ($w worker(s))"
+	else
+		no "a FIFO opened by a relative path after chdir, parked, is the ULP's own ($w worker(s))"
+	fi
+done
+
+# git -C sub beside sha1sum: each hashes its own ./f, as processes do (the three hashes differ:
+# one ULP in the wrong directory would repeat one).
+(cd "$W" && /usr/bin/git -C sub hash-object f && sha1sum f && (cd sub && sha1sum f)) 2>&1 |
+	sort >"$T/want"
+for w in 1 2; do
+	(cd "$W" && timeout 120 "$OLDPWD/$S" -t 1 -w $w -n 1 /usr/bin/git -C sub hash-object f : \
+		-n 1 /usr/bin/sha1sum f : -n 1 /bin/sh -c 'cd sub && sha1sum f') 2>&1 | sort >"$T/out"
+	if [ "$(sort -u "$T/want" | wc -l)" = 3 ] && cmp -s "$T/want" "$T/out"; then
+		ok "git -C sub hash-object f beside sha1sum f in one task ($w worker(s)): each hashes its own file"
+	else
+		cat "$T/want" >>"$T/out"
+		no "git -C sub hash-object f beside sha1sum f in one task ($w worker(s)): each hashes its own file"
+	fi
+done
 
 finish ident
