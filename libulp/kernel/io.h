@@ -128,5 +128,8 @@ extern unsigned ulp_quantum_us;
 extern unsigned ulp_spin_quantum_us;
 void ulp_preempt_worker_init(struct ulp_worker *w);
 void ulp_preempt_arm(struct ulp_worker *w, int on);
+/* Charge the CPU time the worker's thread used since its last tick to the ULP it runs now, as
+ * the tick would (a CPU clock read: sys_proc.c), so that the ULP's count is current. */
+void ulp_preempt_account_now(struct ulp_worker *w);
 
 #endif

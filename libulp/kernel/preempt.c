@@ -74,6 +74,11 @@ static void account(struct ulp_worker *w, struct ulp_task *t, int user)
 		atomic_fetch_add(&((struct ulp_cb *)t->owner)->cpu_ns[user ? 0 : 1], d);
 }
 
+void ulp_preempt_account_now(struct ulp_worker *w)
+{
+	account(w, w->cur, 1);
+}
+
 static void set_period(struct ulp_io_worker *iw, unsigned us)
 {
 	struct itimerspec its;

@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/times.h>
+#include <time.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <signal.h>
@@ -156,6 +157,33 @@ long ulp_sys_getrusage(struct ulp_cb *cb, struct ulp_sys *s)
 	ns_tv(atomic_load(&cb->cpu_ns[0]), &ru->ru_utime);
 	ns_tv(atomic_load(&cb->cpu_ns[1]), &ru->ru_stime);
 	return 0;
+}
+
+/* CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID of a ULP (clock() reads the first): its
+ * CPU time as getrusage counts it, brought up to date first. The thread clock is the ULP's too
+ * (its threads are not accounted apart). */
+long ulp_sys_cpu_clock(struct ulp_cb *cb, long clk, struct timespec *ts)
+{
+	uint64_t ns;
+
+	if (clk != CLOCK_PROCESS_CPUTIME_ID && clk != CLOCK_THREAD_CPUTIME_ID)
+		return ulp_arch_syscall(SYS_clock_gettime, clk, (long)ts, 0, 0, 0, 0);
+	if (!ulp_sys_range_ok(cb, (uintptr_t)ts, sizeof(*ts)))
+		return -EFAULT;
+	ulp_preempt_account_now(ulp_worker_self());
+	ns = atomic_load(&cb->cpu_ns[0]) + atomic_load(&cb->cpu_ns[1]);
+	ts->tv_sec = (time_t)(ns / 1000000000u);
+	ts->tv_nsec = (long)(ns % 1000000000u);
+	return 0;
+}
+
+/* clock_gettime made as a system call by the ULP's code (its libc reads most clocks in the
+ * vDSO, which trap.c traps for the CPU clocks). */
+long ulp_sys_clock_gettime(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	if (ulp_sys_in_child())
+		return ulp_arch_syscall(SYS_clock_gettime, s->a[0], s->a[1], 0, 0, 0, 0);
+	return ulp_sys_cpu_clock(cb, (int)s->a[0], (struct timespec *)s->a[1]);
 }
 
 #define CLK_TCK_LINUX 100 /* times() counts in USER_HZ */

@@ -26,6 +26,7 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_prctl] = ulp_sys_prctl,
     [SYS_getrusage] = ulp_sys_getrusage,
     [SYS_times] = ulp_sys_times,
+    [SYS_clock_gettime] = ulp_sys_clock_gettime,
     [SYS_readlinkat] = ulp_sys_readlink,
     [SYS_getpid] = ulp_sys_getpid,
     [SYS_getppid] = ulp_sys_getppid,

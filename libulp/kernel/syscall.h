@@ -84,6 +84,10 @@ ulp_sys_handler ulp_sys_chdir, ulp_sys_umask, ulp_sys_chroot;
 /* open of the ULP's own /proc/self/cmdline or environ (sys_proc.c): 1 and the result in *ret
  * (an fd holding its strings, or -errno); 0 for any other file. */
 int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags, long *ret);
+/* clock_gettime of a CPU clock for cb (sys_proc.c); other clocks: the kernel's. */
+struct timespec;
+long ulp_sys_cpu_clock(struct ulp_cb *cb, long clk, struct timespec *ts);
+ulp_sys_handler ulp_sys_clock_gettime;
 /* process: children (sys_fork.c); ulp_sys_fork serves fork, vfork and clone of a process,
  * ulp_sys_execve execve and execveat */
 ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;

@@ -22,13 +22,17 @@
 #include "syscall.h"
 #include "uthread.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -54,9 +58,74 @@ static void fix_altstack(ucontext_t *uc)
 	uc->uc_stack.ss_flags = 0;
 }
 
+/* ---- CPU clocks read in the vDSO ---- */
+
+/*
+ * A ULP's libc reads clocks in the vDSO, the host's code outside the region, which makes the
+ * system call itself for the CPU clocks: the filter traps clock_gettime of CLOCK_PROCESS_CPUTIME_ID
+ * and CLOCK_THREAD_CPUTIME_ID from the vDSO too (vdso_lo, vdso_hi), for every thread of the
+ * process: a ULP's call is answered for the ULP, any other thread's by the kernel. Which threads
+ * are workers is kept by kernel tid, so that no other thread reads gs (where it is not the
+ * runtime's, and rdgsbase is not allowed, that read would fault).
+ */
+#define TID_LIMIT (1ul << 22) /* PID_MAX_LIMIT on 64-bit */
+static uintptr_t vdso_lo, vdso_hi;
+static _Atomic uint64_t *worker_tids;
+
+static int is_worker_tid(long tid)
+{
+	return worker_tids && tid > 0 && (unsigned long)tid < TID_LIMIT &&
+	       (atomic_load(&worker_tids[tid / 64]) >> (tid % 64) & 1);
+}
+
+/* The vDSO's code: its ELF image's loadable extent. */
+static void vdso_find(void)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Phdr *ph;
+	uintptr_t end = 0;
+	int i;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+		return;
+	ph = (const Elf64_Phdr *)((uintptr_t)eh + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr + ph[i].p_memsz > end)
+			end = ph[i].p_vaddr + ph[i].p_memsz;
+	/* one 4 GiB window, as the filter compares the pc's low word only there */
+	if (end && ((uintptr_t)eh >> 32) == (((uintptr_t)eh + end - 1) >> 32)) {
+		vdso_lo = (uintptr_t)eh;
+		vdso_hi = (uintptr_t)eh + end;
+	}
+}
+
+/* A clock_gettime trapped in the vDSO: 1 when answered here. */
+static int vdso_clock(siginfo_t *si, void *ucv)
+{
+	uintptr_t pc = ulp_arch_trap_pc(ucv);
+	struct ulp_cb *cb = NULL;
+	long a[6], r;
+
+	if (si->si_syscall != SYS_clock_gettime || pc < vdso_lo || pc >= vdso_hi)
+		return 0;
+	ulp_arch_trap_args(ucv, a);
+	if (is_worker_tid(ulp_arch_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0)))
+		cb = ulp_current_cb();
+	if (cb && cb->magic == ULP_CB_MAGIC && !ulp_sys_in_child())
+		r = ulp_sys_cpu_clock(cb, a[0], (struct timespec *)a[1]);
+	else
+		r = ulp_arch_syscall(SYS_clock_gettime, a[0], a[1], 0, 0, 0, 0);
+	ulp_arch_trap_set_ret(ucv, r);
+	return 1;
+}
+
 static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 {
-	struct ulp_cb *cb = ulp_current_cb();
+	struct ulp_cb *cb;
+
+	if (si->si_code == SYS_SECCOMP && vdso_clock(si, ucv))
+		return;
+	cb = ulp_current_cb();
 
 	if (si->si_code != SYS_SECCOMP) {
 		/* Not a trap: a kick from another thread of a ULP to this worker (exit_group,
@@ -140,7 +209,7 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 
 static int install_filter(struct pvas_region *r)
 {
-	struct sock_filter f[16 + 2 * ULP_SYS_NR_MAX];
+	struct sock_filter f[32 + 2 * ULP_SYS_NR_MAX];
 	unsigned n = 0, i;
 	uint32_t lo_hi = (uint32_t)(r->base >> 32), hi_hi = (uint32_t)((r->base + r->size) >> 32);
 	struct sock_fprog prog;
@@ -150,6 +219,21 @@ static int install_filter(struct pvas_region *r)
 	STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
 	JUMP(BPF_JMP | BPF_JEQ | BPF_K, ulp_arch_audit(), 1, 0);
 	STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	/* The vDSO's clock_gettime of a CPU clock (see vdso_clock): jumps to the region's test
+	 * unless it is one. */
+	if (vdso_hi) {
+		STMT(BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_IP_HI);
+		JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(vdso_lo >> 32), 0, 9);
+		STMT(BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_IP_LO);
+		JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)vdso_lo, 0, 7);
+		JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)vdso_hi, 6, 0);
+		STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+		JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_gettime, 0, 4);
+		STMT(BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_ARG0_LO);
+		JUMP(BPF_JMP | BPF_JEQ | BPF_K, CLOCK_PROCESS_CPUTIME_ID, 1, 0);
+		JUMP(BPF_JMP | BPF_JEQ | BPF_K, CLOCK_THREAD_CPUTIME_ID, 0, 1);
+		STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+	}
 	/* Region bounds are 4 GiB aligned: the high word of the pc decides. */
 	STMT(BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_IP_HI);
 	JUMP(BPF_JMP | BPF_JGE | BPF_K, lo_hi, 1, 0);
@@ -199,6 +283,10 @@ void ulp_trap_worker_init(struct ulp_worker *w)
 {
 	stack_t ss;
 
+	long tid = ulp_arch_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
+
+	if (worker_tids && tid > 0 && (unsigned long)tid < TID_LIMIT)
+		atomic_fetch_or(&worker_tids[tid / 64], 1ull << (tid % 64)); /* vdso_clock */
 	ss.ss_sp = ulp_worker_altstack(w);
 	if (!ss.ss_sp)
 		return;
@@ -248,6 +336,8 @@ int ulp_trap_install(struct pvas_region *r)
 	rc = ulp_sig_setup(r);
 	if (rc)
 		return rc;
+	worker_tids = ulp_raw_mmap(TID_LIMIT / 8, MAP_NORESERVE);
+	vdso_find();
 	rc = install_filter(r);
 	if (rc)
 		return rc;

@@ -214,8 +214,8 @@ if expect "cpu process" 0 $P/fds cpu "$T/fifo" && [ "$(lines 'busy: ok')" = 1 ];
 	for w in 1 2; do
 		if expect "cpu -w $w" 0 $X -n 3 -w $w $P/fds cpu "$T/fifo" &&
 			[ "$(lines 'busy: ok')" = 1 ] && [ "$(lines 'idle: ok')" = 2 ]; then
-			ok "getrusage and times per ULP on $w worker(s): a waiting ULP beside a computing one reports ~0 CPU"
-		else no "getrusage and times per ULP on $w worker(s): a waiting ULP beside a computing one reports ~0 CPU"; fi
+			ok "getrusage, times, clock() and CLOCK_PROCESS_CPUTIME_ID per ULP on $w worker(s): a waiting ULP beside a computing one reports ~0 CPU"
+		else no "getrusage, times, clock() and CLOCK_PROCESS_CPUTIME_ID per ULP on $w worker(s): a waiting ULP beside a computing one reports ~0 CPU"; fi
 	done
 else no "getrusage and times as a process"; fi
 kill $catpid 2>/dev/null

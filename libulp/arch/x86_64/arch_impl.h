@@ -29,7 +29,9 @@ struct ulp_arch_regs {
 };
 
 #define ULP_ARCH_SELF_SURVIVES_TLS 1
-#define ULP_ARCH_SECCOMP_IP_HI 12 /* little endian: high word of the u64 at offset 8 */
+#define ULP_ARCH_SECCOMP_IP_HI 12   /* little endian: high word of the u64 at offset 8 */
+#define ULP_ARCH_SECCOMP_IP_LO 8    /* ... and its low word */
+#define ULP_ARCH_SECCOMP_ARG0_LO 16 /* low word of args[0] */
 
 /*
  * ulp_x86_fsgsbase: the kernel enabled FSGSBASE (AT_HWCAP2): it saves and restores the fs/gs bases
