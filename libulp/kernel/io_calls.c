@@ -418,6 +418,18 @@ static void ns_ts(long long ns, struct timespec *ts)
 	ts->tv_nsec = ns % 1000000000;
 }
 
+/* The deadline of a timespec timeout (ppoll, pselect6) counted from start; none when tsp is
+ * NULL. -EINVAL for one the kernel would refuse. */
+static int ts_deadline(const struct timespec *tsp, long long start, long long *deadline)
+{
+	if (!tsp)
+		return 0;
+	if (!ts_valid(tsp))
+		return -EINVAL;
+	*deadline = start + ts_ns(tsp);
+	return 0;
+}
+
 static long do_poll(struct ulp_cb *cb, long nr, long *a)
 {
 	struct pollfd *fds = (struct pollfd *)a[0];
@@ -429,10 +441,8 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 
 	if (nr == SYS_poll && a[2] >= 0)
 		deadline = start + a[2] * 1000000ll;
-	if (tsp && !ts_valid(tsp))
+	if (ts_deadline(tsp, start, &deadline))
 		return -EINVAL;
-	if (tsp)
-		deadline = start + ts_ns(tsp);
 	if (!ulp_io_self() || nfds > MAX_POLL)
 		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	for (;;) {
@@ -482,10 +492,8 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 			return -EINVAL;
 		deadline = start + tv->tv_sec * 1000000000ll + tv->tv_usec * 1000ll;
 	}
-	if (tsp && !ts_valid(tsp))
+	if (ts_deadline(tsp, start, &deadline))
 		return -EINVAL;
-	if (tsp)
-		deadline = start + ts_ns(tsp);
 	if (!ulp_io_self() || nfds > MAX_POLL)
 		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	{
