@@ -56,6 +56,9 @@ void ulp_arch_enter_program(uintptr_t entry, uintptr_t sp) __attribute__((noretu
 /* clone(2) onto stack_top; the child runs fn(arg) and exits its thread with fn's value. Returns the
  * child's id or -errno. For PVAS tasks and their workers, which share the address space. */
 long ulp_arch_clone(unsigned long flags, void *stack_top, int (*fn)(void *), void *arg);
+/* Write into buf (len bytes) an ELF executable for this CPU that exits at once with status 0;
+ * its size, or 0 when buf is too small or the architecture has none. */
+size_t ulp_arch_exit_elf(unsigned char *buf, size_t len);
 
 /* Probe CPU features (e.g. FSGSBASE). Call once before any other function here. */
 void ulp_arch_init(void);

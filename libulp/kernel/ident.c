@@ -22,15 +22,17 @@
  *   - SIGSTOP stops it alone (the ULP runs on); signals sent meanwhile wait until SIGCONT.
  * It sits in a process group of its own, so that a signal to the job's group (Ctrl-C) reaches
  * each ULP once, through its task, and not a second time through its placeholder. When the ULP
- * ends, its exit path kills and reaps it (no zombie; the pid is free only after the ULP ended);
- * when the task dies, PR_SET_PDEATHSIG ends it.
+ * ends, its exit path has it exec a program that exits at once and reaps it (no zombie; the pid
+ * is free only after the ULP ended); when the task dies, PR_SET_PDEATHSIG ends it.
  *
- * Cost (docs/syscalls.md, "Process id"): a clone and 28 KiB of kernel memory per ULP; and at its
- * exit the kernel walks every mapping of the address space it shares (process accounting,
- * acct_collect), all the ULPs' mappings: negligible for tens of ULPs, 0.2 to 1 ms per ULP with
- * thousands. A placeholder in an address space of its own would exit cheaply, but its
+ * Why exec to end: at a process's exit the kernel walks every mapping of its address space
+ * (process accounting, acct_collect): here every ULP's, once per ULP (0.2 to 1 ms per ULP with
+ * thousands of ULPs, measured). The exec leaves the shared address space first (~70 us whatever
+ * its size); a SIGKILL from outside still pays the walk. The exec makes its exit signal SIGCHLD:
+ * the relay (signal.c) asks ulp_ident_is_placeholder before it looks for a ULP whose child it is.
+ * A placeholder in an address space of its own from the start would exit cheaply too, but its
  * /proc/PID/fd and process_vm_readv would not be the ULP's (MPICH over UCX then fails in
- * MPI_Init).
+ * MPI_Init: tried). Cost: docs/syscalls.md.
  */
 #include "ulp_signal.h"
 
@@ -41,10 +43,13 @@
 #include <linux/futex.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define PH_STACK (16 * 1024) /* the loop's stack: a siginfo and a few frames */
 
@@ -59,13 +64,22 @@ struct phrec {
 	 * the last request and the last one done (futex). */
 	int fs_tid;
 	_Atomic uint32_t fs_req, fs_done;
+	/* Its tid while it shares the address space (the kernel clears it and wakes the futex at
+	 * its exec or exit: CLEAR_TID), 0 after; (uint32_t)-1 before it ran. */
+	_Atomic uint32_t alive;
 };
+
+#define RETIRE 0xffffffffu /* a request's value: end (fs_req counts up from 1) */
 
 /* Sized for the first region, as signal.c's tables: later ones lie where it did (trap.c). */
 static unsigned nrecs;
 static struct phrec *recs;
 static char *stacks;
 static int manager_pid;
+/* "/proc/LAUNCHER/fd/N" of a memfd holding a program that exits at once (ulp_arch_exit_elf): a
+ * placeholder ends by exec'ing it, which drops the shared address space first, so that its exit
+ * does not walk every ULP's mappings (empty: it is killed instead). */
+static char exit_path[48];
 /* Which partition a placeholder pid belongs to (pvid + 1), indexed by pid up to pid_max: a
  * placeholder's death is found without a scan of the ULPs. */
 static _Atomic int *by_pid;
@@ -135,6 +149,16 @@ static void follow(struct phrec *p, uint32_t seq)
 	sys(SYS_futex, (long)&p->fs_done, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
+/* End: by exec'ing the program that exits (see exit_path), else by exiting here. */
+static void retire(void)
+{
+	char *none[] = {exit_path, NULL};
+
+	if (exit_path[0])
+		sys(SYS_execve, (long)exit_path, (long)none, (long)(none + 1), 0, 0, 0);
+	sys(SYS_exit_group, 0, 0, 0, 0, 0, 0);
+}
+
 /* The placeholder's whole life. No libc: it shares the launcher's memory, not its threads. */
 static int ph_main(void *arg)
 {
@@ -149,9 +173,14 @@ static int ph_main(void *arg)
 		sys(SYS_exit, 0, 0, 0, 0, 0, 0);
 	sys(SYS_setpgid, 0, 0, 0, 0, 0, 0);
 	sys(SYS_prctl, PR_SET_NAME, (long)p->comm, 0, 0, 0, 0);
+	/* Its exec or exit clears this word and wakes whoever waits on it (ulp_ident_exit). */
+	atomic_store(&p->alive, (uint32_t)sys(SYS_set_tid_address, (long)&p->alive, 0, 0, 0, 0, 0));
 	for (;;) {
 		sig = sys(SYS_rt_sigtimedwait, (long)&all, (long)&si, 0, ULP_KSIGSET_SIZE, 0, 0);
-		if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid)
+		if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
+		    (uint32_t)(long)si.si_value.sival_ptr == RETIRE)
+			retire();
+		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid)
 			follow(p, (uint32_t)(long)si.si_value.sival_ptr);
 		else if (sig > 0 && sig <= ULP_NSIG)
 			forward(p, (int)sig, &si);
@@ -169,8 +198,8 @@ static void ph_died(int pid)
 	siginfo_t si;
 	int want = pid, i;
 
-	if (pid <= 0 || pid >= npids || !(i = atomic_load(&by_pid[pid])))
-		return;
+	if (pid <= 0 || pid >= npids || (i = atomic_load(&by_pid[pid])) <= 0)
+		return; /* not ours, or retiring (its ULP's end reaps it) */
 	p = &recs[i - 1];
 	if (!atomic_compare_exchange_strong(&p->pid, &want, 0))
 		return;
@@ -225,6 +254,22 @@ static void ident_handler(int sig, siginfo_t *si, void *uc)
 		ulp_sig_deliver(cur, uc);
 }
 
+/* exit_path: the memfd stays open in this process (close-on-exec), named through /proc. */
+static void exit_program(void)
+{
+	unsigned char elf[256];
+	size_t n = ulp_arch_exit_elf(elf, sizeof(elf));
+	int fd = n ? memfd_create("ulp-exit", MFD_CLOEXEC) : -1;
+
+	if (fd < 0)
+		return;
+	if (write(fd, elf, n) != (ssize_t)n) {
+		close(fd);
+		return;
+	}
+	snprintf(exit_path, sizeof(exit_path), "/proc/%d/fd/%d", (int)getpid(), fd);
+}
+
 int ulp_ident_setup(struct pvas_region *r)
 {
 	struct sigaction sa;
@@ -246,6 +291,7 @@ int ulp_ident_setup(struct pvas_region *r)
 		return -errno;
 	nrecs = r->nparts;
 	manager_pid = getpid();
+	exit_program();
 	return 0;
 }
 
@@ -275,6 +321,7 @@ int ulp_ident_start(struct ulp_cb *cb)
 	p->tgid = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	p->pvid = cb->pvid;
 	p->gen = ulp_sig_gen(cb->pvid);
+	atomic_store(&p->alive, 0xffffffffu); /* not run yet */
 	set_comm(p, cb->exe[0] ? cb->exe : cb->path);
 	/* Born with every signal blocked: a handler of the task copied into it must never run
 	 * there (it would take the worker's state for its own). */
@@ -291,6 +338,31 @@ int ulp_ident_start(struct ulp_cb *cb)
 	return 0;
 }
 
+/* Ask placeholder pid to end by exec (it may be stopped: SIGCONT) and wait, a second at most,
+ * until it has left the address space; it is killed if it has not. */
+static void retire_wait(struct phrec *p, int pid)
+{
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	siginfo_t n;
+	uint32_t v;
+	int tries;
+
+	memset(&n, 0, sizeof(n));
+	n.si_signo = ULP_SIG_IDENT;
+	n.si_code = SI_QUEUE;
+	n.si_pid = p->tgid;
+	n.si_value.sival_ptr = (void *)(long)RETIRE;
+	if (exit_path[0] && sys(SYS_rt_sigqueueinfo, pid, ULP_SIG_IDENT, (long)&n, 0, 0, 0) == 0) {
+		sys(SYS_kill, pid, SIGCONT, 0, 0, 0, 0);
+		for (tries = 0; tries < 10 && (v = atomic_load(&p->alive)) != 0; tries++)
+			/* not _PRIVATE: the kernel wakes CLEAR_TID words as shared futexes */
+			sys(SYS_futex, (long)&p->alive, FUTEX_WAIT, v, (long)&ts, 0, 0);
+		if (atomic_load(&p->alive) == 0)
+			return;
+	}
+	sys(SYS_kill, pid, SIGKILL, 0, 0, 0, 0);
+}
+
 void ulp_ident_exit(struct ulp_cb *cb)
 {
 	struct phrec *p = rec_of(cb->pvid);
@@ -299,11 +371,20 @@ void ulp_ident_exit(struct ulp_cb *cb)
 
 	if (!p || !(pid = atomic_exchange(&p->pid, 0)))
 		return; /* none, or it died and its reaper has it */
+	/* -1, retiring, until reaped: its end is no news (ph_died), and its exec makes its exit
+	 * signal SIGCHLD, which the relay must not take for a ULP's child's. */
 	if (pid < npids)
-		atomic_store(&by_pid[pid], 0);
-	sys(SYS_kill, pid, SIGKILL, 0, 0, 0, 0);
+		atomic_store(&by_pid[pid], -1);
+	retire_wait(p, pid);
 	while (sys(SYS_waitid, P_PID, pid, (long)&si, WEXITED | __WALL, 0, 0) == -EINTR)
 		;
+	if (pid < npids)
+		atomic_store(&by_pid[pid], 0);
+}
+
+int ulp_ident_is_placeholder(int pid)
+{
+	return by_pid && pid > 0 && pid < npids && atomic_load(&by_pid[pid]) != 0;
 }
 
 void ulp_ident_follow_cwd(struct ulp_cb *cb)

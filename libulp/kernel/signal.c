@@ -183,6 +183,8 @@ static void relay(int sig, siginfo_t *si, void *uc)
 		return; /* a timer of a ULP that ended: nobody's */
 	}
 	if (sig == SIGCHLD && si->si_code > 0) { /* CLD_EXITED ... */
+		if (ulp_ident_is_placeholder(si->si_pid))
+			return; /* a placeholder that exec'd to end (ident.c) */
 		pvid = owner_of_child(si->si_pid);
 		if (pvid >= 0)
 			ulp_sig_post(pvid, sig, si->si_code, si->si_pid, (int)si->si_uid,

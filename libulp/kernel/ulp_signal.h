@@ -94,6 +94,8 @@ int ulp_ident_start(struct ulp_cb *cb);
 void ulp_ident_exit(struct ulp_cb *cb);
 /* getppid of a ULP: the launcher; of a fork child of cb: cb's pid while its task is its parent. */
 long ulp_ident_ppid(void);
+/* pid is a placeholder process (live or ending): its SIGCHLD is none of a ULP's children's. */
+int ulp_ident_is_placeholder(int pid);
 /* The ULP's worker has gone to its new directory: its placeholder follows (fs.c). */
 void ulp_ident_follow_cwd(struct ulp_cb *cb);
 long ulp_ident_child_ppid(const struct ulp_cb *cb);
