@@ -175,7 +175,7 @@ struct ulp_sched_attr {
 	int accounting;	    /* measure cpu_ns per task */
 	size_t sched_stack; /* worker 0's scheduler stack (ulp_sched_adopt_caller), 0: none */
 	const struct ulp_sched_hooks *hooks; /* copied; NULL: none */
-	int no_libc; /* workers run with no libc TLS (PVAS tasks: fs = 0): no sanitizer fiber calls */
+	int no_libc; /* no libc TLS on the workers (PVAS tasks: fs = 0): no sanitizer fiber calls */
 };
 
 /*
