@@ -335,7 +335,11 @@ static const char *absolute(const char *path, char *buf, size_t len)
  * ring (in the kernel's io-wq thread of this process), every other open natively. */
 static long do_open(struct ulp_cb *cb, long nr, long *a)
 {
-	long dirfd = nr == SYS_openat ? a[0] : AT_FDCWD;
+	/* The kernel reads dirfd as an int: glibc's AT_FDCWD arrives zero-extended
+	 * (0xffffff9c), which a 64-bit compare never took for AT_FDCWD, so a relative FIFO path
+	 * was not made absolute and io-wq opened it in whichever ULP's directory the worker had
+	 * moved to by then (integ-ident failed 4 runs in 30). */
+	long dirfd = nr == SYS_openat ? (int)a[0] : AT_FDCWD;
 	const char *path = (const char *)(nr == SYS_openat ? a[1] : a[0]);
 	int flags = (int)(nr == SYS_openat ? a[2] : a[1]);
 	unsigned mode = (unsigned)(nr == SYS_openat ? a[3] : a[2]);
