@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <ucontext.h>
 
 #define KSA_SIGINFO 4
@@ -139,9 +140,29 @@ static void broadcast(int sig, int code, int pid, int uid, long value)
 }
 
 /* The ULP of this task with child pid, or -1. */
+/* The ULP's list of children, read without touching its partition directly: a ULP that ends
+ * meanwhile has its partition made PROT_NONE by its release, and a fault here (a signal handler
+ * of the task) would end every ULP of the task. 0 when it could not be read. */
+static int read_kids(int self, const struct ulp_cb *cb, int *kids)
+{
+	int n = 0;
+	struct iovec l = {&n, sizeof(n)}, r = {(void *)&cb->nkids, sizeof(n)};
+
+	if (sys(SYS_process_vm_readv, self, (long)&l, 1, (long)&r, 1, 0) != (long)sizeof(n) ||
+	    n <= 0)
+		return 0;
+	if (n > ULP_MAX_KIDS)
+		n = ULP_MAX_KIDS;
+	l = (struct iovec){kids, (size_t)n * sizeof(int)};
+	r = (struct iovec){(void *)cb->kids, (size_t)n * sizeof(int)};
+	if (sys(SYS_process_vm_readv, self, (long)&l, 1, (long)&r, 1, 0) != (long)l.iov_len)
+		return 0;
+	return n;
+}
+
 static int owner_of_child(int pid)
 {
-	int self = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), i, k;
+	int self = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), i, k, n, kids[ULP_MAX_KIDS];
 
 	for (i = ulp_proc_next(region, -1, 0); i >= 0; i = ulp_proc_next(region, i, 0)) {
 		struct ulp_cb *cb;
@@ -149,8 +170,9 @@ static int owner_of_child(int pid)
 		if (ulp_proc_state(region, i) != ULP_PROC_RUNNING ||
 		    atomic_load(&recs[i].tgid) != self || ulp_proc_find(region, i, &cb) < 0)
 			continue;
-		for (k = 0; k < cb->nkids && k < ULP_MAX_KIDS; k++)
-			if (cb->kids[k] == pid)
+		n = read_kids(self, cb, kids);
+		for (k = 0; k < n; k++)
+			if (kids[k] == pid)
 				return i;
 	}
 	return -1;
@@ -565,16 +587,19 @@ static int timer_slot(struct ulp_cb *cb, long value)
 
 	if (!r)
 		return -EAGAIN;
+	/* Claim the slot first, then fill it: two ULPs that filled the same free slot before
+	 * racing for it left the loser's value in the winner's timer (another rank's sigev_value
+	 * in integ-signals, about 1 run in 6). No signal names the slot before timer_create. */
 	for (i = 0; i < MAX_TIMER_RECS; i++) {
 		int zero = 0;
 
-		if (atomic_load_explicit(&timers[i].pvid1, memory_order_relaxed))
+		if (atomic_load_explicit(&timers[i].pvid1, memory_order_relaxed) ||
+		    !atomic_compare_exchange_strong(&timers[i].pvid1, &zero, cb->pvid + 1))
 			continue;
 		timers[i].gen = atomic_load(&r->gen);
 		timers[i].value = value;
 		timers[i].kid = -1;
-		if (atomic_compare_exchange_strong(&timers[i].pvid1, &zero, cb->pvid + 1))
-			return i;
+		return i;
 	}
 	return -EAGAIN;
 }
