@@ -200,26 +200,27 @@ long ulp_sys_times(struct ulp_cb *cb, struct ulp_sys *s)
 	return r;
 }
 
-/* ---- /proc/self/exe ---- */
+/* ---- /proc/self/exe, cwd, cmdline, environ ---- */
 
-/* ---- /proc/self/cmdline, environ ---- */
-
-/* 1: "/proc/self/NAME", "/proc/thread-self/NAME" or "/proc/PID/NAME" of the ULP's own PID. */
-static int self_file(const struct ulp_cb *cb, const char *p, const char *name)
+/* 1: "/proc/self/NAME", "/proc/thread-self/NAME" or "/proc/PID/NAME" with PID the ULP's own, or
+ * its task's when task is not 0. */
+static int self_file(const struct ulp_cb *cb, const char *p, const char *name, long task)
 {
 	long pid = 0;
 
 	if (strncmp(p, "/proc/", 6) != 0)
 		return 0;
 	p += 6;
-	if (!strncmp(p, "self/", 5))
+	if (!strncmp(p, "self/", 5)) {
 		p += 5;
-	else if (!strncmp(p, "thread-self/", 12))
+	} else if (!strncmp(p, "thread-self/", 12)) {
 		p += 12;
-	else {
+	} else {
+		if (*p < '1' || *p > '9')
+			return 0;
 		while (*p >= '0' && *p <= '9')
 			pid = pid * 10 + (*p++ - '0');
-		if (pid != cb->pid || *p++ != '/')
+		if ((pid != cb->pid && pid != task) || *p++ != '/')
 			return 0;
 	}
 	return !strcmp(p, name);
@@ -233,10 +234,10 @@ int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags
 	if (ulp_sys_in_child() || !path || !ulp_sys_range_ok(cb, (uintptr_t)path, 1) ||
 	    (flags & O_ACCMODE) != O_RDONLY || (dirfd != AT_FDCWD && path[0] != '/'))
 		return 0;
-	if (self_file(cb, path, "cmdline")) {
+	if (self_file(cb, path, "cmdline", 0)) {
 		lo = cb->args_lo;
 		hi = cb->args_hi;
-	} else if (self_file(cb, path, "environ")) {
+	} else if (self_file(cb, path, "environ", 0)) {
 		lo = cb->env_lo;
 		hi = cb->env_hi;
 	} else {
@@ -264,24 +265,6 @@ static int self_cwd(const char *p)
 	return !strcmp(p, "/proc/self/cwd") || !strcmp(p, "/proc/thread-self/cwd");
 }
 
-/* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/PID/exe" of this ULP or its task: the
- * process's own. */
-static int self_exe(const struct ulp_cb *cb, const char *p)
-{
-	long pid = 0, self = ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
-
-	if (strncmp(p, "/proc/", 6) != 0)
-		return 0;
-	p += 6;
-	if (!strcmp(p, "self/exe") || !strcmp(p, "thread-self/exe"))
-		return 1;
-	if (*p < '1' || *p > '9')
-		return 0;
-	while (*p >= '0' && *p <= '9')
-		pid = pid * 10 + (*p++ - '0');
-	return (pid == self || pid == cb->pid) && !strcmp(p, "/exe");
-}
-
 /* readlink, readlinkat of the process's own exe link: the ULP's program, not the launcher. */
 long ulp_sys_readlink(struct ulp_cb *cb, struct ulp_sys *s)
 {
@@ -296,7 +279,8 @@ long ulp_sys_readlink(struct ulp_cb *cb, struct ulp_sys *s)
 	const char *link = cb->exe;
 
 	if (ulp_sys_in_child() || !p || !ulp_sys_range_ok(cb, (uintptr_t)p, 1) ||
-	    !(self_exe(cb, p) || self_cwd(p)))
+	    !(self_file(cb, p, "exe", ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0)) ||
+	      self_cwd(p)))
 		return at ? ulp_arch_syscall(SYS_readlinkat, a[0], a[1], a[2], a[3], 0, 0)
 			  : ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
 	if (size <= 0)
