@@ -199,7 +199,7 @@ void ulp_preempt_worker_init(struct ulp_worker *w)
 }
 
 /* *us from the environment variable name when set; -EINVAL (and a message) when it is no number
- * of microseconds. */
+ * of microseconds, or one from 1 to MIN_QUANTUM_US - 1. */
 static int env_us(const char *name, unsigned *us, const char *zero)
 {
 	const char *q = getenv(name);
@@ -215,6 +215,11 @@ static int env_us(const char *name, unsigned *us, const char *zero)
 			name, q, zero);
 		return -EINVAL;
 	}
+	if (v && v < MIN_QUANTUM_US) {
+		fprintf(stderr, "libulp: %s=%lu: below %u microseconds (0: %s)\n", name, v,
+			MIN_QUANTUM_US, zero);
+		return -EINVAL;
+	}
 	*us = (unsigned)v;
 	return 0;
 }
@@ -226,19 +231,6 @@ int ulp_io_install(struct pvas_region *r)
 	if (env_us("ULP_QUANTUM_US", &ulp_quantum_us, "no preemption") ||
 	    env_us("ULP_SPIN_QUANTUM_US", &ulp_spin_quantum_us, "no spinner detection"))
 		return -EINVAL;
-	if (ulp_quantum_us && ulp_quantum_us < MIN_QUANTUM_US) {
-		fprintf(stderr,
-			"libulp: ULP_QUANTUM_US=%u: below %u microseconds (0: no preemption)\n",
-			ulp_quantum_us, MIN_QUANTUM_US);
-		return -EINVAL;
-	}
-	if (ulp_spin_quantum_us && ulp_spin_quantum_us < MIN_QUANTUM_US) {
-		fprintf(stderr,
-			"libulp: ULP_SPIN_QUANTUM_US=%u: below %u microseconds (0: no spinner "
-			"detection)\n",
-			ulp_spin_quantum_us, MIN_QUANTUM_US);
-		return -EINVAL;
-	}
 	if (ulp_spin_quantum_us > ulp_quantum_us)
 		ulp_spin_quantum_us = ulp_quantum_us; /* never longer than a whole quantum */
 	region_lo = r->base;
