@@ -27,6 +27,7 @@
 #include "uthread.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <sys/uio.h>
@@ -145,19 +146,19 @@ static void broadcast(int sig, int code, int pid, int uid, long value)
  * of the task) would end every ULP of the task. 0 when it could not be read. */
 static int read_kids(int self, const struct ulp_cb *cb, int *kids)
 {
-	int n = 0;
-	struct iovec l = {&n, sizeof(n)}, r = {(void *)&cb->nkids, sizeof(n)};
+	int n[1 + ULP_MAX_KIDS]; /* nkids, then kids[]: adjacent ints in the control block */
+	struct iovec l = {n, sizeof(n)}, r = {(void *)&cb->nkids, sizeof(n)};
 
+	_Static_assert(offsetof(struct ulp_cb, kids) ==
+			   offsetof(struct ulp_cb, nkids) + sizeof(int),
+		       "kids[] follows nkids");
 	if (sys(SYS_process_vm_readv, self, (long)&l, 1, (long)&r, 1, 0) != (long)sizeof(n) ||
-	    n <= 0)
+	    n[0] <= 0)
 		return 0;
-	if (n > ULP_MAX_KIDS)
-		n = ULP_MAX_KIDS;
-	l = (struct iovec){kids, (size_t)n * sizeof(int)};
-	r = (struct iovec){(void *)cb->kids, (size_t)n * sizeof(int)};
-	if (sys(SYS_process_vm_readv, self, (long)&l, 1, (long)&r, 1, 0) != (long)l.iov_len)
-		return 0;
-	return n;
+	if (n[0] > ULP_MAX_KIDS)
+		n[0] = ULP_MAX_KIDS;
+	memcpy(kids, n + 1, (size_t)n[0] * sizeof(int));
+	return n[0];
 }
 
 static int owner_of_child(int pid)
