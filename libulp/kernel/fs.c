@@ -52,33 +52,14 @@ static int go(const struct ulp_cb *cb, const char *path)
 	       dev == cb->cwd_dev && ino == cb->cwd_ino;
 }
 
-/* "/proc/PID/cwd" of cb's placeholder, without libc (a PVAS task has none). */
-static void ph_cwd(const struct ulp_cb *cb, char *buf)
-{
-	static const char pre[] = "/proc/", post[] = "/cwd";
-	char digits[16];
-	int n = 0, pid = cb->pid, i = 0;
-	size_t k;
-
-	do
-		digits[n++] = (char)('0' + pid % 10);
-	while ((pid /= 10) > 0);
-	for (k = 0; k < sizeof(pre) - 1; k++)
-		buf[i++] = pre[k];
-	while (n)
-		buf[i++] = digits[--n];
-	for (k = 0; k < sizeof(post); k++)
-		buf[i++] = post[k];
-}
-
 /* The worker runs cb next: its directory and umask become cb's. */
 static void load(struct ulp_io_worker *iw, const struct ulp_cb *cb)
 {
 	if (!iw->fs_known || iw->cwd_dev != cb->cwd_dev || iw->cwd_ino != cb->cwd_ino) {
-		char path[32];
+		char path[64];
 
 		iw->fs_known = 0;
-		ph_cwd(cb, path);
+		ulp_ident_cwd_path(cb, path);
 		if ((cb->pid && go(cb, path)) || go(cb, cb->cwd)) {
 			iw->cwd_dev = cb->cwd_dev;
 			iw->cwd_ino = cb->cwd_ino;

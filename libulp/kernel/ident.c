@@ -95,25 +95,31 @@ static struct phrec *rec_of(int pvid)
 	return recs && pvid >= 0 && (unsigned)pvid < nrecs ? &recs[pvid] : NULL;
 }
 
+/* Queue ULP_SIG_IDENT to pid with value, sent as from (the task, or a placeholder). */
+static long send_ident(int pid, int from, long value)
+{
+	siginfo_t n;
+
+	memset(&n, 0, sizeof(n));
+	n.si_signo = ULP_SIG_IDENT;
+	n.si_code = SI_QUEUE;
+	n.si_pid = from;
+	n.si_uid = (uid_t)sys(SYS_getuid, 0, 0, 0, 0, 0, 0);
+	n.si_value.sival_ptr = (void *)value;
+	return sys(SYS_rt_sigqueueinfo, pid, ULP_SIG_IDENT, (long)&n, 0, 0, 0);
+}
+
 /* ---- the placeholder ---- */
 
 /* Forward one signal to the ULP: recorded as sent to it, then the task is nudged (a queued
  * signal carries the partition and the signal number). */
 static void forward(struct phrec *p, int sig, const siginfo_t *si)
 {
-	siginfo_t n;
-
 	if (ulp_sig_gen(p->pvid) != p->gen)
 		return; /* its ULP has ended; the exit path kills us */
 	ulp_sig_record(p->pvid, sig, si->si_code, si->si_pid, (int)si->si_uid,
 		       (long)si->si_value.sival_ptr);
-	memset(&n, 0, sizeof(n));
-	n.si_signo = ULP_SIG_IDENT;
-	n.si_code = SI_QUEUE;
-	n.si_pid = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	n.si_uid = (uid_t)sys(SYS_getuid, 0, 0, 0, 0, 0, 0);
-	n.si_value.sival_ptr = (void *)(((long)p->pvid << 8) | sig);
-	sys(SYS_rt_sigqueueinfo, p->tgid, ULP_SIG_IDENT, (long)&n, 0, 0, 0);
+	send_ident(p->tgid, (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), ((long)p->pvid << 8) | sig);
 }
 
 /* Append decimal v to buf at *i. */
@@ -129,21 +135,39 @@ static void put_num(char *buf, int *i, long v)
 		buf[(*i)++] = d[--n];
 }
 
+static void put_str(char *buf, int *i, const char *s)
+{
+	while (*s)
+		buf[(*i)++] = *s++;
+}
+
+/* "/proc/PID/cwd", or "/proc/PID/task/TID/cwd" when tid is not 0, into buf (64 bytes), without
+ * libc (a PVAS task and a placeholder have none). */
+static void cwd_path(char *buf, int pid, int tid)
+{
+	int i = 0;
+
+	put_str(buf, &i, "/proc/");
+	put_num(buf, &i, pid);
+	if (tid) {
+		put_str(buf, &i, "/task/");
+		put_num(buf, &i, tid);
+	}
+	put_str(buf, &i, "/cwd");
+	buf[i] = 0;
+}
+
+void ulp_ident_cwd_path(const struct ulp_cb *cb, char *buf)
+{
+	cwd_path(buf, cb->pid, 0);
+}
+
 /* Go where the ULP's worker thread is (fs.c asked, and waits on fs_done). */
 static void follow(struct phrec *p, uint32_t seq)
 {
 	char path[64];
-	int i = 0;
 
-	for (const char *c = "/proc/"; *c; c++)
-		path[i++] = *c;
-	put_num(path, &i, p->tgid);
-	for (const char *c = "/task/"; *c; c++)
-		path[i++] = *c;
-	put_num(path, &i, p->fs_tid);
-	for (const char *c = "/cwd"; *c; c++)
-		path[i++] = *c;
-	path[i] = 0;
+	cwd_path(path, p->tgid, p->fs_tid);
 	sys(SYS_chdir, (long)path, 0, 0, 0, 0, 0);
 	atomic_store(&p->fs_done, seq);
 	sys(SYS_futex, (long)&p->fs_done, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
@@ -343,16 +367,10 @@ int ulp_ident_start(struct ulp_cb *cb)
 static void retire_wait(struct phrec *p, int pid)
 {
 	struct timespec ts = {0, 100 * 1000 * 1000};
-	siginfo_t n;
 	uint32_t v;
 	int tries;
 
-	memset(&n, 0, sizeof(n));
-	n.si_signo = ULP_SIG_IDENT;
-	n.si_code = SI_QUEUE;
-	n.si_pid = p->tgid;
-	n.si_value.sival_ptr = (void *)(long)RETIRE;
-	if (exit_path[0] && sys(SYS_rt_sigqueueinfo, pid, ULP_SIG_IDENT, (long)&n, 0, 0, 0) == 0) {
+	if (exit_path[0] && send_ident(pid, p->tgid, (long)RETIRE) == 0) {
 		sys(SYS_kill, pid, SIGCONT, 0, 0, 0, 0);
 		for (tries = 0; tries < 10 && (v = atomic_load(&p->alive)) != 0; tries++)
 			/* not _PRIVATE: the kernel wakes CLEAR_TID words as shared futexes */
@@ -392,19 +410,13 @@ void ulp_ident_follow_cwd(struct ulp_cb *cb)
 	struct phrec *p = rec_of(cb->pvid);
 	struct timespec ts = {0, 100 * 1000 * 1000};
 	uint32_t seq, done;
-	siginfo_t n;
 	int tries;
 
 	if (!p || !cb->pid)
 		return;
 	p->fs_tid = ulp_worker_self()->tid;
 	seq = atomic_fetch_add(&p->fs_req, 1) + 1;
-	memset(&n, 0, sizeof(n));
-	n.si_signo = ULP_SIG_IDENT;
-	n.si_code = SI_QUEUE;
-	n.si_pid = p->tgid;
-	n.si_value.sival_ptr = (void *)(long)seq;
-	if (sys(SYS_rt_sigqueueinfo, cb->pid, ULP_SIG_IDENT, (long)&n, 0, 0, 0) != 0)
+	if (send_ident(cb->pid, p->tgid, (long)seq) != 0)
 		return;
 	/* This worker stays where it went until the placeholder is there too. A placeholder
 	 * stopped by SIGSTOP does not answer: after 2 s the ULP goes on, its path kept (fs.c). */

@@ -98,6 +98,8 @@ long ulp_ident_ppid(void);
 int ulp_ident_is_placeholder(int pid);
 /* The ULP's worker has gone to its new directory: its placeholder follows (fs.c). */
 void ulp_ident_follow_cwd(struct ulp_cb *cb);
+/* "/proc/PID/cwd" of cb's placeholder (PID its own) into buf, 64 bytes: its directory (fs.c). */
+void ulp_ident_cwd_path(const struct ulp_cb *cb, char *buf);
 long ulp_ident_child_ppid(const struct ulp_cb *cb);
 
 /* Signals whose default action ends the process, as bits (bit sig-1). */
