@@ -112,13 +112,11 @@ void ulp_io_idle_wait(struct ulp_worker *w, long long timeout_ns);
  * SA_RESTART, so a restartable call goes on waiting); nparts: the region's. From any context,
  * the relay included. */
 void ulp_io_signal_note(int pvid, unsigned nparts, int restart);
-/* The ULP of the calling thread is dying (its group's flag is set): end the parked calls of its
- * other threads, which would otherwise wait for their event forever (a thread parked in
- * epoll_wait with no timeout kept a crashed MPI rank from ever ending). */
-void ulp_io_dying_note(void);
-/* A signal was sent to one thread of a ULP of this task (tgkill): a parked call of that thread
- * ends as for the ULP's own signals (ulp_io_signalled). */
-void ulp_io_thread_signal_note(void);
+/* A parked call of this task may have to end early: its ULP is dying (its group's flag is set:
+ * a thread parked in epoll_wait with no timeout kept a crashed MPI rank from ever ending), or a
+ * signal was sent to its thread alone (tgkill). A worker looks at the parked calls at its next
+ * reap; each sees the flag or its pending bit (ulp_io_signalled). */
+void ulp_io_recheck_waiters(void);
 
 /* Yield policy of a trapped sched_yield: no bouncing between workers; nap when only yielders. */
 long ulp_io_yield(struct ulp_cb *cb);

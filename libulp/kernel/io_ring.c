@@ -610,18 +610,10 @@ void ulp_io_signal_note(int pvid, unsigned nparts, int restart)
 	look_at_waiters(io);
 }
 
-void ulp_io_dying_note(void)
+void ulp_io_recheck_waiters(void)
 {
 	struct ulp_io *io = ulp_io_self();
 
 	if (io)
-		look_at_waiters(io); /* those of the dying ULP see its flag (ulp_io_signalled) */
-}
-
-void ulp_io_thread_signal_note(void)
-{
-	struct ulp_io *io = ulp_io_self();
-
-	if (io)
-		look_at_waiters(io); /* the thread's wait sees its pending bit (thread_signalled) */
+		look_at_waiters(io);
 }

@@ -391,7 +391,7 @@ void ulp_tg_die(struct ulp_cb *cb, int status, int sig)
 			kick(&tg->leader);
 		ulp_spin_unlock(&tg->lock);
 		/* Threads parked on the ring (a read, epoll_wait) are in no futex queue. */
-		ulp_io_dying_note();
+		ulp_io_recheck_waiters();
 	}
 	end_current(cb);
 }
@@ -671,7 +671,7 @@ int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret)
 		kick(u);
 		/* A call parked on the ring (pause, read, nanosleep...) ends too: the kick's
 		 * fence orders the pending bit before the ring's look (ulp_io_signalled). */
-		ulp_io_thread_signal_note();
+		ulp_io_recheck_waiters();
 	}
 	return 1;
 }
