@@ -75,13 +75,23 @@ static int guest_get_pvid(struct ulp_cb *cb)
 	return cb->pvid;
 }
 
+/* A signal that came while the runtime ran for the ULP (a guest call is not a trap, whose end
+ * would act on it) is acted on when the call returns. A ULP waiting in a loop of pvas_yield or
+ * pvas_ulp_switch makes no system call: with no preemption (quantum 0) nothing else would ever
+ * end it, and a SIGTERM that ulpspawn sent on never did. */
+static int guest_return(struct ulp_cb *cb, int rc)
+{
+	ulp_sig_deliver(cb, NULL);
+	return rc;
+}
+
 static int guest_yield(struct ulp_cb *cb)
 {
 	/* Nothing else to run in this task: the CPU may be wanted by another task (another
 	 * process), which is waiting for us as much as we for it. */
 	if (!ulp_task_yield(ulp_worker_self()->cur)) /* the calling thread of the ULP */
 		ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
-	return 0;
+	return guest_return(cb, 0);
 }
 
 static int guest_switch(struct ulp_cb *cb, int pvid)
@@ -105,7 +115,7 @@ static int guest_switch(struct ulp_cb *cb, int pvid)
 	if (!ulp_task_unqueue(cb->task.worker->rt, &to->task))
 		return -EAGAIN; /* running on another worker, blocked, or ended */
 	ulp_task_yield_to(ulp_worker_self()->cur, &to->task);
-	return 0;
+	return guest_return(cb, 0);
 }
 
 static int guest_export(struct ulp_cb *cb, const char *name, void *addr)

@@ -6,6 +6,7 @@
  *   pidfile PATH    write getpid() to PATH.<ULP_RANK or pvid>, exit 0
  *   switch PVID     exit with -pvas_ulp_switch(PVID) (0 when it worked)
  *   spin            print "pid P" and yield forever
+ *   yieldspin       print "pid P" and call pvas_yield forever, never a system call
  *   crash           dereference NULL
  *   crashrank R     rank R dereferences NULL once the others run; the others spin
  *   chatter N       N lines "rank R line I abc...z", each written in three pieces with a yield
@@ -55,6 +56,12 @@ int main(int argc, char **argv)
 			usleep(1000); /* blocks this worker a moment: enough for a test that kills
 					 us */
 		}
+	}
+	if (!strcmp(argv[1], "yieldspin")) {
+		printf("pid %d\n", (int)getpid());
+		fflush(stdout);
+		for (;;)
+			pvas_yield();
 	}
 	if (!strcmp(argv[1], "switchall") && rank) {
 		int r = atoi(rank), size = atoi(getenv("ULP_SIZE")), i, gone;
