@@ -24,9 +24,8 @@
  * Messages to oneself do not use a ring (a full one would wait for ourselves): ml_self.c.
  *
  * Waiting (a full ring, no matching message, a rendezvous, a barrier) gives the CPU away with
- * pvas_yield or pvas_ulp_switch, and naps in the kernel when the wait is for another PVAS task
- * (ml_wait); it never spins: with 64 ranks on 2 cores the rank that would end the wait needs
- * the CPU.
+ * pvas_yield or pvas_ulp_switch, and naps when it lasts (ml_wait); it never spins: with 64
+ * ranks on 2 cores the rank that would end the wait needs the CPU.
  *
  * Collectives use rank 0's mailbox: a barrier is a counter with a generation number (the last
  * rank to arrive resets the counter and bumps the generation with a release store, the others
@@ -104,15 +103,16 @@ static struct ml_ring **rx;    /* rx[s]: s's ring to me, once published */
 
 static int my_pvid = -1;
 
-/* A wait loop's state: how often it has waited, and since when it waits for a rank of another
- * PVAS task (0: not yet). */
+/* A wait loop's state: how often it has waited, since when (0: not yet timed) and its next nap. */
 struct waiter {
 	unsigned n;
-	uint64_t remote_since;
+	uint64_t since;
+	long nap_ns;
 };
 
-#define ML_NAP_AFTER_NS 200000 /* waiting that long for another task: nap */
-#define ML_NAP_NS 20000
+#define ML_NAP_AFTER_NS 200000 /* waiting that long: nap */
+#define ML_NAP_NS 20000	       /* the first nap; each next one twice as long, up to: */
+#define ML_NAP_MAX_NS 1000000
 
 static uint64_t now_ns(void)
 {
@@ -134,29 +134,36 @@ static uint64_t now_ns(void)
  *   - a barrier: from its second wait on, the ranks in turn (we do not know who is missing).
  * The directed switch also brings the rank we wait for over from another worker's queue, instead
  * of whatever pvas_yield would take from there.
- * A rank of another PVAS task (-EPERM) runs in another kernel process. When there are more
- * workers than CPUs, that process may not be running at all while we cycle through our ranks or
- * spin; after ML_NAP_AFTER_NS of that, each wait also sleeps briefly in the kernel so that it
- * can run (measured: ulpspawn -n 64 -t 4 on 2 CPUs, 3.6 s without, 0.7 s with).
+ *
+ * A wait that lasts longer than ML_NAP_AFTER_NS also naps, 20 us at first and twice as long at
+ * each next wait up to 1 ms. The rank that ends it may be in another PVAS task (another kernel
+ * process: pvas_ulp_switch says -EPERM) or unknown (pvid -1), and with more workers than CPUs
+ * that process may not be running at all while we cycle through our ranks. A nap parks only this
+ * ULP (the runtime completes nanosleep on its ring while our other ranks run); once every rank of
+ * the worker naps, the worker sleeps in the kernel and the CPU goes to the other processes. Naps
+ * of a fixed 20 us never overlapped like that (16 ranks parking one after the other take longer
+ * than that since nanosleep parks instead of blocking): ulpspawn -n 64 -t 4 ml_stress on 2 CPUs
+ * took 35-100 s (and hung past the tests' 300 s now and then), 0.6-1.2 s with this. Waits for
+ * ranks of our own task end before they nap, nearly always.
  */
 static void ml_wait(struct waiter *w, int pvid)
 {
-	const struct timespec nap = {0, ML_NAP_NS};
-	int rc = -ESRCH;
+	struct timespec nap;
 	uint64_t now;
 
 	w->n++;
-	if (pvid >= 0 && pvid != my_pvid)
-		rc = pvas_ulp_switch(pvid);
-	if (rc == 0)
+	if (pvid >= 0 && pvid != my_pvid && pvas_ulp_switch(pvid) == 0)
 		return;
-	if (rc == -EPERM) {
-		now = now_ns();
-		if (!w->remote_since) {
-			w->remote_since = now;
-		} else if (now - w->remote_since > ML_NAP_AFTER_NS) {
-			nanosleep(&nap, NULL); /* then still let our task's other ranks run */
-		}
+	now = now_ns();
+	if (!w->since) {
+		w->since = now;
+		w->nap_ns = ML_NAP_NS;
+	} else if (now - w->since > ML_NAP_AFTER_NS) {
+		nap.tv_sec = 0;
+		nap.tv_nsec = w->nap_ns;
+		nanosleep(&nap, NULL); /* then still let our task's other ranks run */
+		if (w->nap_ns < ML_NAP_MAX_NS)
+			w->nap_ns *= 2;
 	}
 	pvas_yield();
 }
@@ -178,7 +185,7 @@ static int env_int(const char *name, int *out)
 
 static struct ml_mbox *import_box(int rank)
 {
-	struct waiter w = {0, 0};
+	struct waiter w = {0, 0, 0};
 	struct ml_mbox *b;
 	char name[32];
 	void *p;
@@ -290,7 +297,7 @@ static struct ml_ring *tx_ring(int dest)
 int ml_send(const void *buf, size_t bytes, int dest, int tag)
 {
 	struct ml_req req = {buf, 0};
-	struct waiter w = {0, 0};
+	struct waiter w = {0, 0, 0};
 	struct ml_ring *r;
 	struct ml_cell *c;
 	uint32_t t;
@@ -341,7 +348,7 @@ static long deliver(struct ml_cell *c, void *buf, size_t bytes)
 long ml_recv(void *buf, size_t bytes, int src, int tag)
 {
 	struct ml_ring *r;
-	struct waiter w = {0, 0};
+	struct waiter w = {0, 0, 0};
 	uint32_t h, i, t;
 	long rc;
 
@@ -375,7 +382,7 @@ long ml_recv(void *buf, size_t bytes, int src, int tag)
 static void barrier(int last)
 {
 	uint32_t gen = load_acq(&root->gen);
-	struct waiter w = {0, 0};
+	struct waiter w = {0, 0, 0};
 
 	if (__atomic_fetch_add(&root->count, 1, __ATOMIC_ACQ_REL) == (uint32_t)nranks - 1) {
 		/* last one in: nobody touches count again before seeing the new generation */
@@ -419,7 +426,7 @@ int ml_allreduce_sum(double *inout, int count)
 
 int ml_finalize(void)
 {
-	struct waiter w = {0, 0};
+	struct waiter w = {0, 0, 0};
 
 	if (!root)
 		return -EINVAL;
