@@ -118,6 +118,9 @@ void ulp_io_signal_note(int pvid, unsigned nparts, int restart);
  * reap; each sees the flag or its pending bit (ulp_io_signalled). */
 void ulp_io_recheck_waiters(void);
 
+/* 0: read/write never try RWF_NOWAIT (ULP_IO_RWF_NOWAIT=0; tests of the 6.1 path). */
+extern int ulp_io_rwf_nowait;
+
 /* Yield policy of a trapped sched_yield: no bouncing between workers; nap when only yielders. */
 long ulp_io_yield(struct ulp_cb *cb);
 

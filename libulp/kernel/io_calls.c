@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/io_uring.h>
 #include <poll.h>
 #include <signal.h>
@@ -39,6 +40,8 @@
 #define MAX_POLL 1024 /* fds of one poll/select parked on the ring; more: native */
 #define MAX_IOV 64    /* iovecs of a blocking writev continued after a short write */
 
+int ulp_io_rwf_nowait = 1;
+
 static long sys(long nr, long a, long b, long c, long d, long e, long f)
 {
 	return ulp_arch_syscall(nr, a, b, c, d, e, f);
@@ -54,11 +57,6 @@ static long sys_nowait(long nr, long a, long b, long c, long d, long e, long f)
 		r = sys(nr, a, b, c, d, e, f);
 	while (r == -EINTR);
 	return r;
-}
-
-static int would_block(long r)
-{
-	return r == -EAGAIN || r == -EOPNOTSUPP;
 }
 
 static int fd_nonblock(int fd)
@@ -184,47 +182,115 @@ static int iov_advance(struct iovec **iov, int *cnt, size_t n)
 	return *cnt;
 }
 
+/* The first iovecs of c holding at most max bytes, the last one cut (out has c->cnt slots). */
+static int iov_prefix(const struct rw *c, size_t max, struct iovec *out)
+{
+	int i;
+
+	for (i = 0; i < c->cnt && max; i++) {
+		out[i] = c->iov[i];
+		if (out[i].iov_len > max)
+			out[i].iov_len = max;
+		max -= out[i].iov_len;
+	}
+	return i;
+}
+
+/*
+ * The call made for real on a descriptor whose driver refuses RWF_NOWAIT (a FIFO, a terminal;
+ * on 6.1 also a pipe or a socket), once a zero-timeout poll said it is ready. Ready is not room
+ * for everything: a blocking write of more than PIPE_BUF could fill the buffer and block the
+ * worker, whose other ULPs may be the readers. So such a write (the caller goes on with the
+ * rest: "whole") takes at most PIPE_BUF to a FIFO or pipe, which one that polls writable always
+ * takes at once, and goes to a socket as the sendmsg it is there, with MSG_DONTWAIT (datagrams
+ * stay whole). A write of PIPE_BUF or less stays one call, so it stays atomic, as the kernel's.
+ */
+static long rw_native(struct rw *c, int whole)
+{
+	struct iovec part[MAX_IOV], *iov = c->iov;
+	struct msghdr mh = {0};
+	size_t len = 0;
+	struct stat st;
+	long r;
+	int i, cnt = c->cnt;
+
+	for (i = 0; whole && i < c->cnt && len <= PIPE_BUF; i++)
+		len += c->iov[i].iov_len;
+	if (len <= PIPE_BUF ||
+	    sys(SYS_newfstatat, c->fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) != 0)
+		return rw_try(c, 0);
+	if (S_ISSOCK(st.st_mode) && c->off < 0) {
+		mh.msg_iov = c->iov;
+		mh.msg_iovlen = (size_t)c->cnt;
+		return sys(SYS_sendmsg, c->fd, (long)&mh, MSG_DONTWAIT, 0, 0, 0);
+	}
+	if (S_ISFIFO(st.st_mode)) {
+		c->cnt = iov_prefix(c, PIPE_BUF, part);
+		c->iov = part;
+	}
+	r = rw_try(c, 0);
+	c->iov = iov;
+	c->cnt = cnt;
+	return r;
+}
+
+/* The deadline a socket timeout (SO_RCVTIMEO / SO_SNDTIMEO) sets for a call starting now; 0:
+ * none, or not a socket. Asked only before a call's first wait: a call that goes through
+ * without waiting needs no timeout. */
+static long long sock_deadline(int fd, unsigned ev)
+{
+	long long t = sock_timeo(fd, ev == POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO);
+
+	return t ? now_ns(CLOCK_MONOTONIC) + t : 0;
+}
+
 /*
  * One blocking read-like or write-like call. ev: POLLIN or POLLOUT. whole: a blocking write to a
  * pipe or stream socket returns only once everything is written (as the kernel's does), so after
  * a short write the rest is written once there is room; c->iov must then be a private copy.
+ *
+ * System calls, for the ping-pong of docs/syscalls.md: the try without blocking, and nothing
+ * more when it goes through. When the driver refuses RWF_NOWAIT (-EOPNOTSUPP), the call
+ * remembers it and asks a zero-timeout poll instead of trying again after each wait. O_NONBLOCK
+ * and the socket timeout are read only before the first wait.
  */
 static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 {
 	struct ulp_io *io = ulp_io_self();
 	struct ulp_io_wait wt;
-	long long deadline = 0, t;
+	long long deadline = 0;
 	long r, done = 0;
-	int first = 1;
+	/* The socket calls' MSG_DONTWAIT works on every kernel; RWF_NOWAIT may be turned off */
+	int waited = 0,
+	    nowait = c->nr == SYS_preadv2 || c->nr == SYS_pwritev2 ? ulp_io_rwf_nowait : 1;
 
 	if (!io)
 		return rw_try(c, 0);
 	for (;;) {
-		r = rw_try(c, 1);
-		if (r >= 0 && whole && r > 0) {
+		r = nowait ? rw_try(c, 1) : -EOPNOTSUPP;
+		if (r == -EOPNOTSUPP) {
+			nowait = 0;
+			r = poll0(c->fd, (short)ev) != 0 ? rw_native(c, whole) : -EAGAIN;
+		}
+		if (r > 0 && whole) {
 			done += r;
 			if (c->off >= 0)
 				c->off += r;
-			if (iov_advance(&c->iov, &c->cnt, (size_t)r) && !fd_nonblock(c->fd))
+			if (iov_advance(&c->iov, &c->cnt, (size_t)r))
 				continue; /* room for more: try at once; EAGAIN parks below */
 			return done;
 		}
-		if (!would_block(r))
+		if (r != -EAGAIN)
 			return done ? done : r;
-		if (first) {
-			first = 0;
+		if (!waited) {
+			/* Made non-blocking by the program: the kernel's answer (the call itself
+			 * where the driver refused RWF_NOWAIT). Read only now: a call that goes
+			 * through needs neither this nor the timeout. */
 			if (fd_nonblock(c->fd))
-				return done ? done : r == -EAGAIN ? r : rw_try(c, 0);
+				return done ? done : nowait ? r : rw_try(c, 0);
+			waited = 1;
+			deadline = sock_deadline(c->fd, ev);
 			ulp_io_wait_init(io, &wt, cb, 1);
-			t = sock_timeo(c->fd, ev == POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO);
-			if (t)
-				deadline = now_ns(CLOCK_MONOTONIC) + t;
-		}
-		/* Ready by poll yet the no-wait try refused: a regular file (would wait for the
-		 * disk), or a driver without RWF_NOWAIT. Its wait is not one a poll can end. */
-		if (poll0(c->fd, (short)ev) != 0) {
-			r = rw_try(c, 0);
-			return r >= 0 ? done + r : done ? done : r;
 		}
 		r = park_fd(io, &wt, cb, c->fd, ev, deadline);
 		if (r)

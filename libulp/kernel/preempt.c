@@ -227,12 +227,17 @@ static int env_us(const char *name, unsigned *us, const char *zero)
 int ulp_io_install(struct pvas_region *r)
 {
 	struct sigaction sa;
+	const char *q;
 
 	if (env_us("ULP_QUANTUM_US", &ulp_quantum_us, "no preemption") ||
 	    env_us("ULP_SPIN_QUANTUM_US", &ulp_spin_quantum_us, "no spinner detection"))
 		return -EINVAL;
 	if (ulp_spin_quantum_us > ulp_quantum_us)
 		ulp_spin_quantum_us = ulp_quantum_us; /* never longer than a whole quantum */
+	/* ULP_IO_RWF_NOWAIT=0: read and write take the path of a driver that refuses RWF_NOWAIT
+	 * (pipes and sockets on 6.1), so that the tests run it on any kernel. */
+	q = getenv("ULP_IO_RWF_NOWAIT");
+	ulp_io_rwf_nowait = !(q && !strcmp(q, "0"));
 	region_lo = r->base;
 	region_hi = r->base + r->size;
 	memset(&sa, 0, sizeof(sa));

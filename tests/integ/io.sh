@@ -46,6 +46,39 @@ for cfg in w1 w2 t1 t2; do
 	else no "TCP server and client ($cfg): $good of $RUNS runs finished"; fi
 done
 
+# A blocking write of more than a FIFO holds returns only once all is written, as a process's
+# does (it returned 65536 of 1,000,000 before), and does not block the worker that also runs the
+# reader: also with no preemption tick (ULP_QUANTUM_US=0), and with read and write on the path
+# of drivers without RWF_NOWAIT, which pipes and sockets are on Linux 6.1 (ULP_IO_RWF_NOWAIT=0).
+bulk_pair() { # NAME ENV... : each pair once, both ends ULPs of one worker
+	b_name=$1
+	shift
+	port=$((port + 1))
+	if expect "$b_name" 0 env "$@" "$X" -w 1 $P bulk w "$T/a" 1000000 : $P bulk r "$T/a" 1000000 &&
+		[ "$(lines '^bulk ok')" = 2 ] &&
+		expect "$b_name" 0 env "$@" "$X" -w 1 $P tcpbulk server $port 16000000 : \
+			$P tcpbulk client $port 16000000 && [ "$(lines '^tcpbulk ok')" = 2 ]; then
+		ok "one write() of 1 MB to a FIFO, 16 MB to TCP, whole; reader on the same worker ($b_name)"
+	else no "one write() of 1 MB to a FIFO, 16 MB to TCP, whole; reader on the same worker ($b_name)"; fi
+}
+if { $P bulk r "$T/a" 1000000 & $P bulk w "$T/a" 1000000; wait; } >"$T/out" 2>&1 &&
+	[ "$(lines '^bulk ok')" = 2 ]; then
+	ok "the bulk FIFO writer and reader pass as processes"
+else no "the bulk FIFO writer and reader pass as processes"; fi
+bulk_pair default ULP_QUANTUM_US=1000
+bulk_pair "no preemption" ULP_QUANTUM_US=0
+bulk_pair "no RWF_NOWAIT" ULP_IO_RWF_NOWAIT=0
+bulk_pair "no RWF_NOWAIT, no preemption" ULP_IO_RWF_NOWAIT=0 ULP_QUANTUM_US=0
+for e in ULP_IO_RWF_NOWAIT=1 ULP_IO_RWF_NOWAIT=0; do
+	if expect fifo 0 env $e "$X" -w 1 $P fifo ping "$T/a" "$T/b" 200 : $P fifo pong "$T/a" "$T/b" 200 &&
+		[ "$(lines 'fifo ok 200')" = 2 ] && port=$((port + 1)) &&
+		expect tcp 0 env $e "$X" -w 1 $P tcp server $port 200 : $P tcp client $port 200 &&
+		[ "$(lines 'tcp ok 200')" = 2 ] && expect timeouts 0 env $e "$X" -w 1 $P timeouts &&
+		[ "$(lines '^timeouts ok')" = 1 ]; then
+		ok "FIFO and TCP pairs, timeouts and O_NONBLOCK ($e, -w 1)"
+	else no "FIFO and TCP pairs, timeouts and O_NONBLOCK ($e, -w 1)"; fi
+done
+
 # A ULP blocked in a sleep does not hold up another one's computation on the same worker: the
 # computing ULP (started second) finishes first.
 for how in sleep nanosleep select poll epoll; do
@@ -131,8 +164,8 @@ for l in "$X -w 1" "$X -w 2" "$S -t 1 -w 2 -n 1"; do
 		ok "EINTR of read/pause/nanosleep/poll/select/wait4, SA_RESTART read and wait4 (${l%% *} ${l#* })"
 	else no "EINTR of read/pause/nanosleep/poll/select/wait4, SA_RESTART read and wait4 (${l%% *} ${l#* })"; fi
 	if expect timeouts 0 $l $P timeouts && [ "$(lines '^timeouts ok')" = 1 ]; then
-		ok "poll/select/epoll_wait/SO_RCVTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"
-	else no "poll/select/epoll_wait/SO_RCVTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"; fi
+		ok "poll/select/epoll_wait/SO_RCVTIMEO/SO_SNDTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"
+	else no "poll/select/epoll_wait/SO_RCVTIMEO/SO_SNDTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"; fi
 done
 if $P eintr >"$T/out" 2>&1 && [ "$(lines '^eintr ok')" = 10 ]; then
 	ok "the EINTR program passes as a process too"

@@ -6,6 +6,9 @@
  *
  *   fifo ping|pong F1 F2 N      message ping-pong over two FIFOs (ping opens F1 for writing)
  *   tcp server|client PORT N    the same over a loopback TCP connection
+ *   bulk w|r FIFO BYTES         w: BYTES in one write() to FIFO, which must take them all (a
+ *                               blocking write is whole); r: read them, checking every byte
+ *   tcpbulk server|client PORT BYTES   the same over TCP (the client writes)
  *   sleep|nanosleep|select|poll|epoll MS   block MS in that call, check the time and result
  *   compute N [DIR]             N million multiply-adds, then "compute done"; with DIR: first wait
  *                               (sleeping) for DIR/spinning, and create DIR/computed when done
@@ -16,7 +19,9 @@
  *   ring DIR N ROUNDS           rank ULP_RANK of N passes a token through FIFOs DIR/0..N-1
  *   eintr                       EINTR of read, pause, nanosleep (rem), poll, select, wait4;
  *                               SA_RESTART of read and wait4
- *   timeouts                    poll/select/epoll/SO_RCVTIMEO time out; O_NONBLOCK reads EAGAIN
+ *   timeouts                    poll/select/epoll/SO_RCVTIMEO/SO_SNDTIMEO time out (also
+ *                               SO_RCVTIMEO of a socket dup2'ed over a FIFO); O_NONBLOCK pipes
+ *                               and FIFOs give EAGAIN
  *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
  *   reads N                     N one-byte reads of /dev/zero: microseconds per call
  *   spinbarrier                 the ULP_SIZE ranks meet at a barrier by spinning on a shared
@@ -36,6 +41,7 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -149,7 +155,8 @@ static int do_fifo(char **av)
 	return 0;
 }
 
-static int do_tcp(char **av)
+/* A loopback TCP connection on port av[1]: av[0] "server" accepts it, a client connects. */
+static int tcp_connection(char **av)
 {
 	struct sockaddr_in sa;
 	int s = socket(AF_INET, SOCK_STREAM, 0), c, one = 1, i;
@@ -165,8 +172,7 @@ static int do_tcp(char **av)
 		c = accept(s, NULL, NULL);
 		if (c < 0)
 			fail("%s", "accept");
-		exchange(c, c, atoi(av[2]), 0);
-		return 0;
+		return c;
 	}
 	for (i = 0; connect(s, (struct sockaddr *)&sa, sizeof(sa)); i++) {
 		struct timespec ts = {0, 10000000};
@@ -177,8 +183,62 @@ static int do_tcp(char **av)
 		s = socket(AF_INET, SOCK_STREAM, 0);
 		nanosleep(&ts, NULL);
 	}
-	exchange(s, s, atoi(av[2]), 1);
+	return s;
+}
+
+static int do_tcp(char **av)
+{
+	int s = tcp_connection(av);
+
+	exchange(s, s, atoi(av[2]), strcmp(av[0], "server") != 0);
 	return 0;
+}
+
+static unsigned char bulk_byte(long i)
+{
+	return (unsigned char)(i * 7 + i / 4096);
+}
+
+/* One write() of n bytes must return n; the reader checks each byte it gets. */
+static int bulk(int fd, int writer, long n)
+{
+	unsigned char *b = malloc((size_t)n);
+	long i, got = 0;
+	ssize_t r;
+
+	if (!b)
+		fail("%s", "malloc");
+	if (writer) {
+		for (i = 0; i < n; i++)
+			b[i] = bulk_byte(i);
+		r = write(fd, b, (size_t)n);
+		if (r != n) {
+			printf("%s FAIL: write of %ld bytes returned %zd\n", mode, n, r);
+			exit(1);
+		}
+		printf("%s ok wrote %ld\n", mode, n);
+		return 0;
+	}
+	while (got < n) {
+		r = read(fd, b, (size_t)(n - got));
+		if (r <= 0)
+			fail("%s", r ? "read" : "unexpected end of file");
+		for (i = 0; i < r; i++)
+			if (b[i] != bulk_byte(got + i))
+				fail("%s", "wrong byte");
+		got += r;
+	}
+	printf("%s ok read %ld\n", mode, n);
+	return 0;
+}
+
+static int do_bulk(char **av)
+{
+	int w = !strcmp(av[0], "w"), fd = open(av[1], w ? O_WRONLY : O_RDONLY);
+
+	if (fd < 0)
+		fail("open %s", av[1]);
+	return bulk(fd, w, atol(av[2]));
 }
 
 static int do_block(const char *how, int ms)
@@ -363,9 +423,62 @@ static int do_eintr(void)
 	return 0;
 }
 
+/* A FIFO of this process's own, opened for reading and writing (which never waits). */
+static int open_fifo(int flags)
+{
+	char path[64];
+	int f;
+
+	snprintf(path, sizeof(path), "/tmp/iotest-fifo-%d", (int)getpid());
+	unlink(path);
+	if (mkfifo(path, 0600))
+		fail("mkfifo %s", path);
+	f = open(path, O_RDWR | flags);
+	if (f < 0)
+		fail("open %s", path);
+	unlink(path);
+	return f;
+}
+
+/* A FIFO's driver refuses RWF_NOWAIT: O_NONBLOCK must still give EAGAIN, reading it empty and
+ * writing it full. */
+static void nonblock_fifo(void)
+{
+	char buf[4096] = {0};
+	int f = open_fifo(O_NONBLOCK), i;
+
+	if (read(f, buf, 1) != -1 || errno != EAGAIN)
+		fail("%s", "read of an empty O_NONBLOCK FIFO");
+	for (i = 0; i < 1000 && write(f, buf, sizeof(buf)) == (ssize_t)sizeof(buf); i++)
+		;
+	if (i == 1000 || errno != EAGAIN)
+		fail("%s", "write to a full O_NONBLOCK FIFO");
+	close(f);
+}
+
+/* SO_SNDTIMEO: a write to a full socket fails with EAGAIN once the timeout has passed. */
+static void send_timeout(void)
+{
+	struct timeval tv = {0, 100000};
+	char buf[4096] = {0};
+	int sv[2], i;
+	double t0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		fail("%s", "socketpair");
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (i = 0; i < 100000 && send(sv[0], buf, sizeof(buf), MSG_DONTWAIT) > 0; i++)
+		;
+	t0 = now();
+	if (write(sv[0], buf, 1) != -1 || errno != EAGAIN || now() - t0 < 0.099)
+		fail("%s", "SO_SNDTIMEO write");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static int do_timeouts(void)
 {
-	int p[2], sv[2], ep = epoll_create1(0);
+	int p[2], sv[2], ep = epoll_create1(0), f;
 	struct timeval tv = {0, 100000};
 	struct pollfd pf;
 	struct epoll_event ev = {EPOLLIN, {0}};
@@ -397,6 +510,19 @@ static int do_timeouts(void)
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	if (read(p[0], &c, 1) != -1 || errno != EAGAIN)
 		fail("%s", "read of an O_NONBLOCK pipe");
+	nonblock_fifo();
+	send_timeout();
+	/* fd f was a FIFO (whose driver refuses RWF_NOWAIT, and no socket) when read: a socket
+	 * with SO_RCVTIMEO dup2'ed onto it must time out as well. */
+	f = open_fifo(0);
+	if (write(f, &c, 1) != 1 || read(f, &c, 1) != 1)
+		fail("%s", "FIFO write and read");
+	if (dup2(sv[0], f) != f)
+		fail("%s", "dup2");
+	t0 = now();
+	if (read(f, &c, 1) != -1 || errno != EAGAIN || now() - t0 < 0.099)
+		fail("%s", "SO_RCVTIMEO read of a socket dup2'ed over a FIFO");
+	close(f);
 	printf("timeouts ok\n");
 	return 0;
 }
@@ -428,6 +554,11 @@ int main(int argc, char **argv)
 		return do_fifo(argv + 2);
 	if (!strcmp(mode, "tcp") && argc >= 5)
 		return do_tcp(argv + 2);
+	if (!strcmp(mode, "bulk") && argc >= 5)
+		return do_bulk(argv + 2);
+	if (!strcmp(mode, "tcpbulk") && argc >= 5)
+		return bulk(tcp_connection(argv + 2), strcmp(argv[2], "server") != 0,
+			    atol(argv[4]));
 	if (argc >= 3 &&
 	    (!strcmp(mode, "sleep") || !strcmp(mode, "nanosleep") || !strcmp(mode, "select") ||
 	     !strcmp(mode, "poll") || !strcmp(mode, "epoll")))
