@@ -44,6 +44,57 @@ else
 	no "16 ranks of Debian's sha256sum loaded by the kernel module"
 fi
 
+# A ULP's process identity on this backend too (tests/integ/ident.sh has the full set): the
+# identity checks of `ident ids` in 4 ranks over 2 tasks (own pid, t.$$ files, gettid, fork
+# child's getppid, /proc/PID, raise and kill(getpid()) run the rank's own handler), as for a
+# process.
+mkdir -p /tmp/pi /tmp/ui
+if $D/ident ids /tmp/pi >/tmp/i.log 2>&1 && ! grep -q FAIL /tmp/i.log &&
+	checks=$(grep -c ': ok$' /tmp/i.log) && [ "$checks" -gt 0 ] &&
+	$D/ulpspawn -n 4 -t 2 $D/ident ids /tmp/ui >/tmp/i.log 2>&1 && ! grep -q FAIL /tmp/i.log &&
+	[ "$(grep -c ': ok$' /tmp/i.log)" = $((checks * 4)) ] && [ "$(ls /tmp/ui | wc -l)" = 4 ]; then
+	ok "kmod: 4 ranks pass the $checks identity checks a process passes"
+else
+	cat /tmp/i.log
+	no "kmod: 4 ranks pass the identity checks a process passes"
+fi
+
+# kill -USR1 from this shell to rank 2's pid runs rank 2's handler alone.
+mkdir -p /tmp/w
+$D/ulpspawn --keep-going -n 4 -t 2 $D/ident wait /tmp/w >/tmp/w.log 2>&1 &
+jp=$!
+i=0
+while [ "$(ls /tmp/w | grep -c '^pid')" != 4 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+kill -USR1 "$(cat /tmp/w/pid.2)"
+i=0
+while ! grep -q 'rank 2: got' /tmp/w.log && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+touch /tmp/w/done
+wait $jp
+st=$?
+if [ $st = 0 ] && [ "$(grep -c "rank 2: got SIGUSR1 from $$\$" /tmp/w.log)" = 1 ] &&
+	[ "$(grep -c 'no signal$' /tmp/w.log)" = 3 ]; then
+	ok "kmod: kill -USR1 to one rank's pid runs that rank's handler only"
+else
+	echo "status $st"
+	cat /tmp/w.log
+	no "kmod: kill -USR1 to one rank's pid runs that rank's handler only"
+fi
+
+# chdir in one ULP is its own: rank 0 moves into a/ while rank 1, in the same task and on the
+# same worker, reads ./f (cat: a fork child, so the kernel's cwd of the worker) before and after.
+mkdir -p /tmp/cw/a && echo top >/tmp/cw/f && echo in-a >/tmp/cw/a/f
+cat >/tmp/cw.sh <<'EOS'
+if [ "$ULP_RANK" = 0 ]; then cd a; sleep 0.4; echo "r0 $(pwd) $(cat f)"
+else sleep 0.2; echo "r1 $(pwd) $(cat f)"; sleep 0.4; echo "r1 $(pwd) $(cat f)"; fi
+EOS
+if (cd /tmp/cw && $D/ulpspawn -n 2 -t 1 -w 1 $D/dash /tmp/cw.sh) >/tmp/c.log 2>&1 &&
+	[ "$(sort /tmp/c.log)" = "$(printf 'r0 /tmp/cw/a in-a\nr1 /tmp/cw top\nr1 /tmp/cw top')" ]; then
+	ok "kmod: chdir in one ULP is not seen by another on its worker"
+else
+	cat /tmp/c.log
+	no "kmod: chdir in one ULP is not seen by another on its worker"
+fi
+
 cp $D/probe /tmp/noexec && chmod 644 /tmp/noexec
 if ! $D/ulpspawn -n 1 /tmp/noexec exit 0 >/tmp/r.log 2>&1 && grep -q 'Permission denied' /tmp/r.log
 then
