@@ -56,6 +56,8 @@ struct ulp_stack_in {
 	const struct ulp_load_req *req;
 	uintptr_t phdr, phnum, entry, base;
 };
+/* Whether argv, envp and the path fit the stack of req (-E2BIG otherwise): before any mapping. */
+int ulp_stack_check(const struct ulp_load_req *req, const struct ulp_ld_err *e);
 /* Build the process start-up stack in the mapped stack of req; returns sp (at argc) in *sp. */
 int ulp_stack_build(const struct ulp_stack_in *in, uintptr_t *sp, uintptr_t *random,
 		    const struct ulp_ld_err *e);

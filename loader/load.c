@@ -5,6 +5,7 @@
  * mapping puts the touched ranges back to PROT_NONE.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -147,30 +148,84 @@ static int map_all(const struct ulp_load_req *req, const struct range r[R_COUNT]
 	return rc;
 }
 
-int ulp_load(const struct ulp_load_req *req, struct ulp_image *out, char *err, size_t errlen)
+/* A program checked and opened, nothing mapped yet (ulp_load_prepare). */
+struct ulp_load_prep {
+	struct ulp_load_req req;
+	struct ulp_elf prog, interp;
+};
+
+static void prep_free(struct ulp_load_prep *p)
+{
+	ulp_elf_close(&p->interp);
+	ulp_elf_close(&p->prog);
+	free(p);
+}
+
+int ulp_load_prepare(const struct ulp_load_req *req, struct ulp_load_prep **out, char *err,
+		     size_t errlen)
 {
 	struct ulp_ld_err e = {err, errlen, req->path ? req->path : "(null)", NULL};
-	struct ulp_elf prog, interp;
+	struct ulp_load_prep *p;
+	struct range r[R_COUNT];
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ulp_ld_fail(&e, -ENOMEM, "out of memory");
+	p->req = *req;
+	p->interp.fd = p->prog.fd = -1;
+	ranges_of(req, r);
+	rc = check_req(req, r, &e);
+	if (!rc)
+		rc = open_all(req, r, &p->prog, &p->interp, &e);
+	/* the stack's room for the strings: all that could fail later but a mapping */
+	if (!rc)
+		rc = ulp_stack_check(req, &e);
+	if (rc) {
+		prep_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+int ulp_load_commit(struct ulp_load_prep *p, struct ulp_image *out, char *err, size_t errlen)
+{
+	const struct ulp_load_req *req = &p->req;
+	struct ulp_ld_err e = {err, errlen, req->path, NULL};
 	struct range r[R_COUNT];
 	int rc;
 
 	if (err && errlen)
 		err[0] = '\0';
 	memset(out, 0, sizeof(*out));
-	memset(&interp, 0, sizeof(interp));
-	interp.fd = -1;
-	prog = interp;
 	ranges_of(req, r);
-	rc = check_req(req, r, &e);
-	if (!rc)
-		rc = open_all(req, r, &prog, &interp, &e);
-	if (!rc)
-		rc = map_all(req, r, &prog, &interp, out, &e);
-	ulp_elf_close(&interp);
-	ulp_elf_close(&prog);
+	rc = map_all(req, r, &p->prog, &p->interp, out, &e);
+	prep_free(p);
 	if (rc)
 		memset(out, 0, sizeof(*out));
 	return rc;
+}
+
+void ulp_load_abort(struct ulp_load_prep *p)
+{
+	if (p)
+		prep_free(p);
+}
+
+int ulp_load(const struct ulp_load_req *req, struct ulp_image *out, char *err, size_t errlen)
+{
+	struct ulp_load_prep *p;
+	int rc = ulp_load_prepare(req, &p, err, errlen);
+
+	if (rc) {
+		memset(out, 0, sizeof(*out));
+		return rc;
+	}
+	return ulp_load_commit(p, out, err, errlen);
 }
 
 void ulp_unload(const struct ulp_load_req *req)

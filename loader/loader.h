@@ -13,6 +13,7 @@
 
 struct ulp_load_req {
 	const char *path;     /* program file */
+	const char *execfn;   /* AT_EXECFN, the name it was asked for by (NULL: path) */
 	char *const *argv;    /* argv[0] as the user gave it; NULL or empty: argv = { "" } */
 	char *const *envp;    /* may be NULL */
 	uintptr_t image_base; /* page-aligned: the program's load bias (ET_DYN vaddr 0 maps here) */
@@ -52,6 +53,19 @@ struct ulp_image {
  *   -EINVAL   the request itself is malformed (unaligned or overlapping ranges, ...)
  */
 int ulp_load(const struct ulp_load_req *req, struct ulp_image *out, char *err, size_t errlen);
+
+/*
+ * ulp_load in two steps, for execve in place: prepare does every check ulp_load does that does not
+ * need the ranges mapped (the files are opened and kept open, the strings' room on the stack is
+ * counted), touching no memory of the ranges; commit maps and builds (it fails only where a mapping
+ * or a read fails). The strings and arrays req points to must stay valid until commit or abort;
+ * either frees the preparation.
+ */
+struct ulp_load_prep;
+int ulp_load_prepare(const struct ulp_load_req *req, struct ulp_load_prep **out, char *err,
+		     size_t errlen);
+int ulp_load_commit(struct ulp_load_prep *p, struct ulp_image *out, char *err, size_t errlen);
+void ulp_load_abort(struct ulp_load_prep *p);
 
 /* Release everything ulp_load mapped in these ranges (back to PROT_NONE). */
 void ulp_unload(const struct ulp_load_req *req);

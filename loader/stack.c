@@ -33,6 +33,12 @@ struct layout {
 	uintptr_t strings, platform, random;
 };
 
+/* The AT_EXECFN string: the name the program was asked for by. */
+static const char *execfn_of(const struct ulp_load_req *req)
+{
+	return req->execfn ? req->execfn : req->path;
+}
+
 static size_t count_strings(char *const *v, size_t *bytes)
 {
 	size_t n = 0;
@@ -51,7 +57,7 @@ static int plan(const struct ulp_load_req *req, struct layout *l, const struct u
 	/* argc 0 is what the kernel (since 5.18) turns into argv { "" }: nobody expects it. */
 	l->argv = req->argv && req->argv[0] ? req->argv : no_args;
 	l->envp = req->envp;
-	l->strbytes = strlen(req->path) + 1;
+	l->strbytes = strlen(execfn_of(req)) + 1;
 	l->argc = count_strings(l->argv, &l->strbytes);
 	l->envc = count_strings(l->envp, &l->strbytes);
 	/* An upper bound (the kernel's rule), checked before any address arithmetic. */
@@ -131,7 +137,7 @@ static int put_random(uintptr_t at, const struct ulp_ld_err *e)
 static uintptr_t put_vectors(const struct ulp_stack_in *in, const struct layout *l)
 {
 	const struct ulp_load_req *req = in->req;
-	uintptr_t execfn = req->stack_hi - 8 - strlen(req->path) - 1, at, sp;
+	uintptr_t execfn = req->stack_hi - 8 - strlen(execfn_of(req)) - 1, at, sp;
 	uint64_t av[ULP_LD_BASE_AUXV][2], *w;
 	size_t nav = aux_fill(in, l, execfn, av), nextra = req->n_extra_auxv;
 
@@ -140,7 +146,7 @@ static uintptr_t put_vectors(const struct ulp_stack_in *in, const struct layout 
 	w[0] = l->argc;
 	at = put_strings(l->strings, l->argv, l->argc, w + 1);
 	at = put_strings(at, l->envp, l->envc, w + 2 + l->argc);
-	memcpy((void *)at, req->path, strlen(req->path) + 1);
+	memcpy((void *)at, execfn_of(req), strlen(execfn_of(req)) + 1);
 	w += 3 + l->argc + l->envc;
 	memcpy(w, av, nav * sizeof(av[0]));
 	if (nextra)
@@ -148,6 +154,13 @@ static uintptr_t put_vectors(const struct ulp_stack_in *in, const struct layout 
 	w[2 * (nav + nextra)] = AT_NULL;
 	w[2 * (nav + nextra) + 1] = 0;
 	return sp;
+}
+
+int ulp_stack_check(const struct ulp_load_req *req, const struct ulp_ld_err *e)
+{
+	struct layout l = {0};
+
+	return plan(req, &l, e);
 }
 
 int ulp_stack_build(const struct ulp_stack_in *in, uintptr_t *sp, uintptr_t *random,

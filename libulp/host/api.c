@@ -87,8 +87,25 @@ static void serve_exec(struct pvas *pv, struct pvas_req *rq)
 	ulp_task_resume_pair(&cb->task, &from->task);
 }
 
+/* The runtime's calls, oldest first (they were pushed on a stack). */
+static void serve_calls(struct ulp_host_call *c)
+{
+	struct ulp_host_call *rev = NULL, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		c->next = rev;
+		rev = c;
+	}
+	for (c = rev; c; c = next) {
+		next = c->next; /* c is the callee's from now on */
+		c->fn(c);
+	}
+}
+
 static void *server_main(void *arg)
 {
+	struct ulp_host_call *calls;
 	struct pvas *pv = arg;
 
 	while (!atomic_load(&pv->stop)) {
@@ -98,9 +115,13 @@ static void *server_main(void *arg)
 		ulp_spin_lock(&pv->req_lock);
 		rq = pv->reqs;
 		pv->reqs = NULL;
+		calls = pv->calls;
+		pv->calls = NULL;
 		ulp_spin_unlock(&pv->req_lock);
+		serve_calls(calls);
 		if (!rq) {
-			futex_wait(&pv->req_seq, seq);
+			if (!calls)
+				futex_wait(&pv->req_seq, seq);
 			continue;
 		}
 		while (rq) {
@@ -110,7 +131,20 @@ static void *server_main(void *arg)
 			rq = next;
 		}
 	}
+	/* What came meanwhile: each call lets go of its ULP (which pvas_destroy releases next). */
+	ulp_spin_lock(&pv->req_lock);
+	calls = pv->calls;
+	pv->calls = NULL;
+	ulp_spin_unlock(&pv->req_lock);
+	serve_calls(calls);
 	return NULL;
+}
+
+/* Something was queued for the server (any context: raw). */
+static void server_wake(struct pvas *pv)
+{
+	atomic_fetch_add(&pv->req_seq, 1);
+	ulp_arch_syscall(SYS_futex, (long)&pv->req_seq, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
 /* Runs once the requesting ULP is saved (ULP context: no libc). */
@@ -123,8 +157,19 @@ static void post_request(void *arg)
 	rq->next = pv->reqs;
 	pv->reqs = rq;
 	ulp_spin_unlock(&pv->req_lock);
-	atomic_fetch_add(&pv->req_seq, 1);
-	ulp_arch_syscall(SYS_futex, (long)&pv->req_seq, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+	server_wake(pv);
+}
+
+/* The runtime hands work to this process (proc.h: ulp_host_call); from any context, no libc. */
+static void host_post(struct pvas_region *r, struct ulp_host_call *c)
+{
+	struct pvas *pv = r->owner;
+
+	ulp_spin_lock(&pv->req_lock);
+	c->next = pv->calls;
+	pv->calls = c;
+	ulp_spin_unlock(&pv->req_lock);
+	server_wake(pv);
 }
 
 /* pvas_ulp_exec from a ULP (registered with the process object at pvas_create). */
@@ -203,6 +248,7 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 	}
 	pv->region->owner = pv;
 	ulp_proc_set_exec(pv->region, guest_exec);
+	pv->region->host_post = host_post;
 	/* Created before any task, so every task has it at the same number. */
 	pv->end_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	pv->epfd = epoll_create1(EPOLL_CLOEXEC);

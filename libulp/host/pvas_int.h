@@ -57,6 +57,7 @@ struct pvas {
 	int server_started;
 	uint32_t req_lock;
 	struct pvas_req *reqs;
+	struct ulp_host_call *calls; /* the runtime's (proc.h), run in the order posted */
 	_Atomic uint32_t req_seq; /* futex the server sleeps on */
 	_Atomic int stop;
 };

@@ -86,7 +86,8 @@ static void task_ulp_exit(struct ulp_task *ut, void *arg)
 {
 	struct pvas_task *t = arg;
 
-	ulp_proc_exited(ut);
+	if (ulp_proc_exited(ut))
+		return; /* it execs: goes on in its partition */
 	if (ulp_sched_unref(&t->rt) == 0)
 		ulp_sched_stop(&t->rt);
 }

@@ -26,6 +26,17 @@ struct ulp_backend_ops {
 	 * failed load holds nothing of the backend's. */
 	int (*load)(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
 		    char *err, size_t errlen);
+	/* execve in place (NULL: the backend cannot; exec then runs a child process). prepare:
+	 * every check of load that needs no memory of the partition, on a partition whose ULP
+	 * still runs its old program; *prep holds the opened files. commit: the old program's
+	 * memory goes (all of the partition but the control block), the new one is loaded as load
+	 * would; a failure there leaves the partition empty. abort: a prepared exec not done. The
+	 * strings stay the caller's until commit or abort. */
+	int (*exec_prepare)(struct ulp_cb *cb, const char *path, const char *execfn,
+			    char *const argv[], char *const envp[], void **prep, char *err,
+			    size_t errlen);
+	int (*exec_commit)(struct ulp_cb *cb, void *prep, char *err, size_t errlen);
+	void (*exec_abort)(void *prep);
 	/* The partition of a successful load is given back. */
 	void (*release)(struct ulp_cb *cb);
 };

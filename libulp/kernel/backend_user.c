@@ -3,7 +3,11 @@
 #include "backend.h"
 #include "proc.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "loader.h"
 #include "uapi/pvas_ioctl.h"
@@ -28,11 +32,45 @@ static void user_close(struct pvas_region *r)
  * first S/4, so it needs few page-table pages: each new one costs a fault (~85 us on the
  * development VM, bench/ulp_spawn.c) and 4 KiB per ULP.
  */
-static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
-		     char *err, size_t errlen)
+static void user_req(struct ulp_cb *cb, struct ulp_load_req *req, uint64_t aux[1][2])
 {
 	uintptr_t lo = cb->part_lo;
 	size_t size = cb->part_hi - cb->part_lo;
+
+	req->stack_lo = lo + PVAS_LAYOUT_STACK(size);
+	req->stack_hi = lo + PVAS_LAYOUT_IMAGE(size);
+	req->image_base = lo + PVAS_LAYOUT_IMAGE(size);
+	req->image_limit = lo + PVAS_LAYOUT_IMAGE_END(size);
+	req->interp_base = lo + PVAS_LAYOUT_INTERP(size);
+	req->interp_limit = lo + PVAS_LAYOUT_MMAP(size);
+	aux[0][0] = ULP_AT_PVAS_CB;
+	aux[0][1] = (uint64_t)(uintptr_t)cb;
+	req->extra_auxv = (const uint64_t(*)[2])aux;
+	req->n_extra_auxv = 1;
+}
+
+/* What a load tells the control block: where to start, the heap, the mmap area. */
+static void user_loaded(struct ulp_cb *cb, const struct ulp_image *img)
+{
+	size_t size = cb->part_hi - cb->part_lo;
+
+	cb->entry = img->entry;
+	cb->sp = img->sp;
+	cb->brk_start = cb->brk_cur = cb->brk_mapped = img->brk_start;
+	cb->brk_max = cb->part_lo + PVAS_LAYOUT_BRK_END(size);
+	ulp_mm_init(cb, cb->part_lo + PVAS_LAYOUT_MMAP(size), cb->part_hi);
+}
+
+/*
+ * The layout of include/uapi/pvas_ioctl.h (S = partition size): control block, stack (its guard
+ * page protects the control block), program and brk heap up to 3S/16, interpreter, mmap area
+ * from S/4 up, handed out bottom-up. Everything a small program touches sits in the partition's
+ * first S/4, so it needs few page-table pages: each new one costs a fault (~85 us on the
+ * development VM, bench/ulp_spawn.c) and 4 KiB per ULP.
+ */
+static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
+		     char *err, size_t errlen)
+{
 	struct ulp_load_req req;
 	struct ulp_image img;
 	uint64_t aux[1][2];
@@ -42,25 +80,70 @@ static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], ch
 	req.path = path;
 	req.argv = argv;
 	req.envp = envp;
-	req.stack_lo = lo + PVAS_LAYOUT_STACK(size);
-	req.stack_hi = lo + PVAS_LAYOUT_IMAGE(size);
-	req.image_base = lo + PVAS_LAYOUT_IMAGE(size);
-	req.image_limit = lo + PVAS_LAYOUT_IMAGE_END(size);
-	req.interp_base = lo + PVAS_LAYOUT_INTERP(size);
-	req.interp_limit = lo + PVAS_LAYOUT_MMAP(size);
-	aux[0][0] = ULP_AT_PVAS_CB;
-	aux[0][1] = (uint64_t)(uintptr_t)cb;
-	req.extra_auxv = (const uint64_t(*)[2])aux;
-	req.n_extra_auxv = 1;
+	user_req(cb, &req, aux);
 	rc = ulp_load(&req, &img, err, errlen);
 	if (rc)
 		return rc;
-	cb->entry = img.entry;
-	cb->sp = img.sp;
-	cb->brk_start = cb->brk_cur = cb->brk_mapped = img.brk_start;
-	cb->brk_max = lo + PVAS_LAYOUT_BRK_END(size);
-	ulp_mm_init(cb, lo + PVAS_LAYOUT_MMAP(size), cb->part_hi);
+	user_loaded(cb, &img);
 	return 0;
+}
+
+/* The request lives in the preparation (its auxv pair included) until commit. */
+struct user_prep {
+	struct ulp_load_prep *ld;
+	uint64_t aux[1][2];
+};
+
+static int user_exec_prepare(struct ulp_cb *cb, const char *path, const char *execfn,
+			     char *const argv[], char *const envp[], void **prep, char *err,
+			     size_t errlen)
+{
+	struct user_prep *p = calloc(1, sizeof(*p));
+	struct ulp_load_req req;
+	int rc;
+
+	if (!p) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	memset(&req, 0, sizeof(req));
+	req.path = path;
+	req.execfn = execfn;
+	req.argv = argv;
+	req.envp = envp;
+	user_req(cb, &req, p->aux);
+	rc = ulp_load_prepare(&req, &p->ld, err, errlen);
+	if (rc) {
+		free(p);
+		return rc;
+	}
+	*prep = p;
+	return 0;
+}
+
+static int user_exec_commit(struct ulp_cb *cb, void *prep, char *err, size_t errlen)
+{
+	struct user_prep *p = prep;
+	struct ulp_image img;
+	int rc;
+
+	/* The old program: text, data, heap, mmaps, stack (not the control block). */
+	mmap((void *)(cb->part_lo + ULP_CB_SIZE), cb->part_hi - cb->part_lo - ULP_CB_SIZE,
+	     PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	rc = ulp_load_commit(p->ld, &img, err, errlen);
+	free(p);
+	if (!rc)
+		user_loaded(cb, &img);
+	return rc;
+}
+
+static void user_exec_abort(void *prep)
+{
+	struct user_prep *p = prep;
+
+	if (p)
+		ulp_load_abort(p->ld);
+	free(p);
 }
 
 static void user_release(struct ulp_cb *cb)
@@ -73,5 +156,8 @@ const struct ulp_backend_ops ulp_backend_user = {
     .open = user_open,
     .close = user_close,
     .load = user_load,
+    .exec_prepare = user_exec_prepare,
+    .exec_commit = user_exec_commit,
+    .exec_abort = user_exec_abort,
     .release = user_release,
 };

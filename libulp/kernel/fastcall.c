@@ -109,6 +109,17 @@ void ulp_fast_sigmask(struct ulp_cb *cb)
 	area_of(cb)->masked = *ulp_sig_mask(cb) != 0;
 }
 
+void ulp_fast_exec(struct ulp_cb *cb)
+{
+	struct fast_area *a = area_of(cb);
+
+	if (!fast_on)
+		return;
+	a->used = 0;
+	a->nrefused = 0;
+	a->masked = cb->sig.mask != 0;
+}
+
 void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
 {
 	struct fast_area *a;

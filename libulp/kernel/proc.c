@@ -180,7 +180,7 @@ static void ulp_start(void *arg)
 
 /* Runs on another task's stack once the ULP has left its own. The order matters: after the
  * store of ZOMBIE the waiter may unmap the partition, control block included. */
-void ulp_proc_exited(struct ulp_task *t)
+int ulp_proc_exited(struct ulp_task *t)
 {
 	struct ulp_cb *cb = t->owner;
 	struct pvas_region *r = cb->region;
@@ -190,8 +190,11 @@ void ulp_proc_exited(struct ulp_task *t)
 
 	if (t != &cb->task) { /* one thread of the ULP, not the ULP (sys_thread.c) */
 		ulp_tg_thread_exited(t);
-		return;
+		return 0;
 	}
+	/* Its last thread left for an execve: the old program is off every stack now. */
+	if (ulp_proc_state(r, pvid) == ULP_PROC_EXEC && ulp_exec_reload(cb) == 0)
+		return 1;
 	ulp_sig_exit(cb);   /* its timers: nothing signals an ended ULP */
 	ulp_ident_exit(cb); /* its pid goes with it */
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
@@ -207,6 +210,7 @@ void ulp_proc_exited(struct ulp_task *t)
 
 		ulp_arch_syscall(SYS_write, efd, (long)&one, sizeof(one), 0, 0, 0);
 	}
+	return 0;
 }
 
 void ulp_proc_exit(struct ulp_cb *cb, int status, int sig)
@@ -247,8 +251,8 @@ static void proc_task_exit(struct ulp_task *t, void *arg)
 	struct ulp_runtime *rt = t->worker->rt; /* t may be unmapped once it has exited */
 
 	(void)arg;
-	ulp_proc_exited(t);
-	ulp_sched_unref(rt);
+	if (!ulp_proc_exited(t))
+		ulp_sched_unref(rt);
 }
 
 static void trap_worker_start(struct ulp_worker *w, void *arg)
@@ -419,6 +423,71 @@ void ulp_proc_unstart(struct ulp_cb *cb)
 		r->procs[cb->pvid].task = NULL;
 }
 
+/* ---- execve in place (exec.c does the work) ---- */
+
+int ulp_proc_exec_begin(struct ulp_cb *cb)
+{
+	return move(cb->region, cb->pvid, ULP_PROC_RUNNING, ULP_PROC_EXEC);
+}
+
+void ulp_proc_hold(struct ulp_cb *cb)
+{
+	atomic_fetch_add(&cb->region->procs[cb->pvid].held, 1);
+}
+
+void ulp_proc_unhold(struct pvas_region *r, int pvid)
+{
+	atomic_fetch_sub(&r->procs[pvid].held, 1);
+}
+
+/* The new program's first run: as ulp_start, but the ULP keeps its pid, signals and directory. */
+static void exec_start(void *arg)
+{
+	struct ulp_cb *cb = arg;
+
+	ulp_task_arrive(&cb->task);
+	ulp_arch_enter_program(cb->entry, cb->sp);
+}
+
+/* A fresh start of the ULP's task: nothing of its old context (a trap frame on a stack that is
+ * gone) is kept. */
+static void restart(struct ulp_cb *cb, uintptr_t sp, void (*fn)(void *))
+{
+	cb->task.in_syscall = 0;
+	cb->task.tls = 0; /* the new libc sets its own, as in a new process */
+	cb->task.own_tls = 1;
+	ulp_arch_ctx_init(&cb->task.ctx, (void *)(sp - ENTRY_STACK), ENTRY_STACK - 512, fn, cb);
+	/* not when its task died meanwhile (ulp_proc_kill_task made it a zombie) */
+	if (move(cb->region, cb->pvid, ULP_PROC_EXEC, ULP_PROC_RUNNING) == 0)
+		ulp_task_resume(&cb->task);
+}
+
+void ulp_proc_exec_loaded(struct ulp_cb *cb)
+{
+	strings_area(cb);
+	cb->fault_addr = cb->fault_pc = 0;
+	cb->exit_status = cb->term_sig = 0;
+	restart(cb, cb->sp, exec_start);
+}
+
+static void exec_killed(void *arg)
+{
+	struct ulp_cb *cb = arg;
+
+	ulp_task_arrive(&cb->task);
+	ulp_proc_exit(cb, 0, SIGKILL);
+}
+
+void ulp_proc_exec_failed(struct ulp_cb *cb)
+{
+	/* Room to run its exit path: the top of its (emptied) stack range. */
+	uintptr_t top = cb->part_lo + PVAS_LAYOUT_IMAGE(cb->part_hi - cb->part_lo);
+
+	mmap((void *)(top - 2 * ENTRY_STACK), 2 * ENTRY_STACK, PROT_READ | PROT_WRITE,
+	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	restart(cb, top - 256, exec_killed);
+}
+
 int ulp_proc_start(struct ulp_cb *cb)
 {
 	int rc = ulp_proc_set_running(cb, NULL);
@@ -456,6 +525,8 @@ void ulp_proc_release(struct ulp_cb *cb, int (*gone)(void *arg), void *arg)
 			break;
 		sched_yield();
 	}
+	while (atomic_load(&r->procs[pvid].held)) /* host calls about it (exec.c), short */
+		sched_yield();
 	pvas_names_drop(r, pvid);
 	ulp_tg_release(cb);
 	r->backend->release(cb);

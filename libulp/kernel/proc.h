@@ -62,6 +62,7 @@ enum ulp_proc_state {
 struct ulp_proc_slot {
 	_Atomic uint32_t state; /* enum ulp_proc_state */
 	void *task;		/* the PVAS task it runs in (NULL: the launching process) */
+	_Atomic uint32_t held;	/* host calls about it posted, not done: no release */
 };
 
 struct pvas_region;
@@ -76,6 +77,14 @@ int pvas_names_barrier(struct ulp_cb *cb, const char *name, int count);
  * registers it with ulp_proc_set_exec. */
 typedef int (*ulp_exec_fn)(struct ulp_cb *cb, int pvid, const char *file, char *const argv[],
 			   char *const envp[]);
+
+/* Work that needs the hosted libc (the loader, malloc), handed by ULP-side code to the process
+ * that owns the region (host/ serves it on its request thread): fn(c) runs there, once. */
+struct ulp_host_call {
+	struct ulp_host_call *next;
+	void (*fn)(struct ulp_host_call *c);
+};
+typedef void (*ulp_host_post_fn)(struct pvas_region *r, struct ulp_host_call *c);
 
 struct ulp_extent {
 	uintptr_t lo, hi;
@@ -144,6 +153,11 @@ struct ulp_cb {
 	/* Where its argument and environment strings lie on its stack (/proc/self/cmdline and
 	 * environ, sys_proc.c), [lo, hi) */
 	uintptr_t args_lo, args_hi, env_lo, env_hi;
+	/* execve in place (exec.c): the prepared program (hosted memory) between its checks and
+	 * its load; the mask and the thread-directed pending signals of the thread that asked
+	 * (the new program's first thread takes them over, as in the kernel). */
+	void *exec_prep;
+	unsigned long exec_mask, exec_pend;
 };
 
 #define PVAS_NAME_MAX 64
@@ -186,7 +200,8 @@ struct pvas_region {
 	const struct ulp_backend_ops *backend;
 	int backend_fd;	  /* the backend's own descriptor (kmod: the address-space object), -1 */
 	ulp_exec_fn exec; /* pvas_ulp_exec server, or NULL (-ENOSYS) */
-	int end_efd;	  /* host's eventfd, written each time a ULP ends (-1: none) */
+	ulp_host_post_fn host_post; /* runs ulp_host_calls in the owner (NULL: none) */
+	int end_efd;		    /* host's eventfd, written each time a ULP ends (-1: none) */
 };
 
 /* The state of partition pvid's ULP (enum ulp_proc_state); pvid must be in range. */
@@ -252,8 +267,27 @@ unsigned ulp_proc_count_task(struct pvas_region *r, void *task);
  * with ulp_sched_set_hooks before ulp_init): the trap's per-worker set-up, the ULP exit path. */
 const struct ulp_sched_hooks *ulp_proc_sched_hooks(void);
 /* The exit path of a ULP's task (for a task_exit hook): RUNNING -> ZOMBIE, its waiter woken; it
- * stops touching the control block (the partition may go right after). Drops no reference. */
-void ulp_proc_exited(struct ulp_task *t);
+ * stops touching the control block (the partition may go right after). Drops no reference.
+ * Returns 1 when the ULP did not end but execs (exec.c): its task goes on, keep its reference. */
+int ulp_proc_exited(struct ulp_task *t);
+/* exec.c's state changes: RUNNING -> EXEC (0, or -EINVAL); the new program loaded: EXEC ->
+ * RUNNING, started afresh at cb->entry (host side); the load failed past the point of no return:
+ * EXEC -> RUNNING on a small stack, ending at once killed by SIGKILL. */
+int ulp_proc_exec_begin(struct ulp_cb *cb);
+/* A host call about cb is posted (hold, before the post) and done (unhold, its last touch of
+ * cb): its partition is not released in between (exec.c: a task may die meanwhile). */
+void ulp_proc_hold(struct ulp_cb *cb);
+void ulp_proc_unhold(struct pvas_region *r, int pvid);
+void ulp_proc_exec_loaded(struct ulp_cb *cb);
+void ulp_proc_exec_failed(struct ulp_cb *cb);
+/* execve from a ULP (exec.c, the trap): does not return once the new program is ready;
+ * ULP_EXEC_CHILD when the target is one to run as a child process instead; else -errno, the old
+ * program goes on. */
+#define ULP_EXEC_CHILD 1
+long ulp_proc_exec(struct ulp_cb *cb, long nr, const long a[6]);
+/* From the exit path of an EXEC ULP, in its task: what exec does to the process (signals, fds),
+ * then the load is handed to the host. 0, or -ENOSYS when nobody loads (the ULP ends). */
+int ulp_exec_reload(struct ulp_cb *cb);
 /* Serve pvas_ulp_exec for the ULPs of r (the host registers it). */
 void ulp_proc_set_exec(struct pvas_region *r, ulp_exec_fn fn);
 /* Wait-status-like code: exit status, or 128 + signal. */

@@ -693,6 +693,25 @@ void ulp_sig_exit(struct ulp_cb *cb)
 	}
 }
 
+void ulp_sig_exec(struct ulp_cb *cb)
+{
+	struct ulp_sigstate *st = &cb->sig;
+	int sig;
+
+	while (st->ntimers)
+		ulp_sig_timer_delete(cb, st->timers[0].kid);
+	for (sig = 1; sig <= ULP_NSIG; sig++) {
+		int ign = st->act[sig].handler == SIG_IGN;
+
+		memset(&st->act[sig], 0, sizeof(st->act[sig]));
+		if (ign)
+			st->act[sig].handler = SIG_IGN;
+		ulp_sig_action_changed(cb, sig);
+	}
+	st->alt_sp = 0;
+	st->alt_size = 0;
+}
+
 void ulp_sig_timer_value(struct ulp_cb *cb, int kid, long value)
 {
 	int i;

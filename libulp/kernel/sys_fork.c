@@ -16,8 +16,9 @@
  *       a real CLONE_VM child that resumes the ULP's code on `stack` through a copy of the trap's
  *       signal frame (clone_sigreturn.S) while its parent waits in clone, as vfork does; the
  *       parent's worker is suspended until the child execs or exits, like the kernel's vfork;
- *   execve from a ULP that is not such a child: the program runs as a child process, the ULP waits
- *   for it and ends with its status (an in-place reload of the partition is not done yet);
+ *   execve from a ULP that is not such a child: the new program replaces the ULP in its partition
+ *   (exec.c); one the loader cannot run (ET_EXEC) runs as a child process, the ULP waits for it
+ *   and ends with its status;
  *   wait4, waitid: only the ULP's own children, as a process sees only its own.
  *
  * Waiting for children blocks the worker's kernel thread (a pidfd poll) for now: the other ULPs of
@@ -342,10 +343,10 @@ long ulp_sys_fork(struct ulp_cb *cb, struct ulp_sys *s)
 /* ---- execve ---- */
 
 /*
- * execve from a ULP that is not a fork child: the new program runs as a child process (fork, then
- * the kernel's execve), and the ULP ends with its status once it has ended. A failed execve returns
- * its error to the ULP, as the kernel would: the child reports it through a close-on-exec pipe,
- * which closes without a word when the exec succeeds.
+ * execve of a program that cannot replace the ULP in place (exec.c says which): it runs as a child
+ * process (fork, then the kernel's execve), and the ULP ends with its status once it has ended. A
+ * failed execve returns its error to the ULP, as the kernel would: the child reports it through a
+ * close-on-exec pipe, which closes without a word when the exec succeeds.
  */
 static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 {
@@ -391,9 +392,12 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 
 long ulp_sys_execve(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	long r;
+
 	if (ulp_sys_in_child())
 		return raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
-	return exec_as_child(cb, s);
+	r = ulp_proc_exec(cb, s->nr, s->a); /* returns only when the old program goes on */
+	return r == ULP_EXEC_CHILD ? exec_as_child(cb, s) : r;
 }
 
 /* ---- the trap in a fork child ---- */

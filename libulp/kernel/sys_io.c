@@ -8,6 +8,7 @@
 #include "syscall.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/close_range.h>
 
 /* The runtime's own descriptors in this process, ascending (-1: none): the task's io_uring, the
@@ -108,4 +109,48 @@ long ulp_sys_dup2(struct ulp_cb *cb, struct ulp_sys *s)
 	if (r >= 0 && newfd >= 0 && newfd <= 2)
 		cb->std_closed &= ~(1u << newfd);
 	return r;
+}
+
+/* What execve does to descriptors, for this ULP. 0-2 are every ULP's: one marked close-on-exec is
+ * closed for this ULP only (std_closed). The others are closed when the ULP is its task's only
+ * one; in a task shared with other ULPs nothing tells which ULP opened a descriptor, and closing
+ * another ULP's would be worse than keeping this one's open (docs/syscalls.md, execve). */
+void ulp_io_exec_fds(struct ulp_cb *cb, int sole)
+{
+	char buf[4096];
+	long fd, dir, n, off, f;
+
+	for (fd = 0; fd <= 2; fd++) {
+		f = ulp_arch_syscall(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
+		if (f > 0 && (f & FD_CLOEXEC))
+			cb->std_closed |= 1u << fd;
+	}
+	if (!sole)
+		return;
+	dir = ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)"/proc/self/fd",
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
+	if (dir < 0)
+		return;
+	while ((n = ulp_arch_syscall(SYS_getdents64, dir, (long)buf, sizeof(buf), 0, 0, 0)) > 0) {
+		for (off = 0; off < n;) {
+			const struct dirent64 {
+				unsigned long long ino;
+				long long off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (const void *)(buf + off);
+			const char *c = d->name;
+
+			off += d->reclen;
+			for (fd = 0; *c >= '0' && *c <= '9'; c++)
+				fd = fd * 10 + (*c - '0');
+			if (*c || c == d->name || fd <= 2 || fd == dir || is_runtime_fd(cb, fd))
+				continue;
+			f = ulp_arch_syscall(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
+			if (f > 0 && (f & FD_CLOEXEC))
+				ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+		}
+	}
+	ulp_arch_syscall(SYS_close, dir, 0, 0, 0, 0, 0);
 }

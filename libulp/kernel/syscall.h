@@ -58,6 +58,11 @@ void ulp_trap_call(struct ulp_cb *cb, long nr, void *uc);
 void ulp_fast_init(void);
 void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc);
 void ulp_fast_sigmask(struct ulp_cb *cb);
+/* The ULP execs (exec.c): the old program's rewritten sites are gone, its mask stays. */
+void ulp_fast_exec(struct ulp_cb *cb);
+/* The ULP execs (sys_io.c), in its task: its close-on-exec descriptors go. sole: it is the only
+ * ULP of its task, so every descriptor but the runtime's is its own. */
+void ulp_io_exec_fds(struct ulp_cb *cb, int sole);
 
 /* End the ULP: exit status (low 8 bits) or the signal that killed it. Never returns. */
 void ulp_sys_end(struct ulp_cb *cb, int status, int sig) __attribute__((noreturn));

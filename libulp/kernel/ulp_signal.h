@@ -28,6 +28,10 @@ void ulp_sig_task_init(void);
 void ulp_sig_start(struct ulp_cb *cb);
 /* A ULP has ended (its exit path, any context of its task): its timers go. */
 void ulp_sig_exit(struct ulp_cb *cb);
+/* cb execs (exec.c, in its task, no thread of it running): handlers back to SIG_DFL (SIG_IGN
+ * stays), flags gone, no alternate stack, its POSIX timers deleted; mask, pending set and alarm
+ * stay. */
+void ulp_sig_exec(struct ulp_cb *cb);
 /* In a fork child of cb (a real process from now on): the ULP's dispositions become the kernel's
  * (ignored signals stay ignored across the child's execve). */
 void ulp_sig_fork_child(struct ulp_cb *cb, void *uc);

@@ -6,7 +6,8 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/pmi_guest_nopie $(O)/tests/mpi/pmi_guest \
 	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn $(INTEG)/iotest \
 	$(INTEG)/fastcall $(INTEG)/fastcall_dyn \
-	$(INTEG)/sigs $(INTEG)/sigs_dyn $(INTEG)/fds $(INTEG)/ident $(INTEG)/ident_dyn
+	$(INTEG)/sigs $(INTEG)/sigs_dyn $(INTEG)/fds $(INTEG)/ident $(INTEG)/ident_dyn \
+	$(INTEG)/execs $(INTEG)/execs_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE

@@ -27,6 +27,52 @@ else
 	no "execve from a ULP runs the program and the ULP ends with its status (5)"
 fi
 
+# execve replaces the ULP in its partition (tests/integ/progs/execs.c checks pid, cwd, umask, fds,
+# argv, environment, signals, /proc/self/*, failed execs): the same lines as a process, status 7,
+# also with a second thread running when it execs.
+E=$T/exec
+for prog in execs execs_dyn; do
+	for mode in one thread; do
+		rm -rf "$E" && mkdir -p "$E" && cp $P/$prog "$E/execs" && echo keep >"$E/keep" &&
+			echo gone >"$E/gone"
+		timeout 60 $P/$prog first "$E" $mode >"$T/want" 2>&1
+		echo "status $?" >>"$T/want"
+		timeout -k 30 60 $X -w 2 $P/$prog first "$E" $mode >"$T/out" 2>"$T/err"
+		echo "status $?" >>"$T/out"
+		if cmp -s "$T/want" "$T/out" && ! grep -q WRONG "$T/out" &&
+			grep -q '^status 7$' "$T/out" && grep -q "^same pid: ok$" "$T/out" &&
+			grep -q "exited with status 7" "$T/err"; then
+			ok "execve replaces the ULP in place, as a process ($prog, $mode thread)"
+		else
+			diff "$T/want" "$T/out" >>"$T/out"
+			cat "$T/err" >>"$T/out"
+			no "execve replaces the ULP in place, as a process ($prog, $mode thread)"
+		fi
+	done
+done
+# 4 ranks in one task exec themselves (/proc/self/exe): each keeps its pid; as processes.
+for r in 0 1 2 3; do ULP_RANK=$r $P/execs simple; done >"$T/want" 2>&1
+if expect "ulpspawn exec" 0 $S -n 4 -t 1 $P/execs simple && sort "$T/out" >"$T/sorted" &&
+	cmp -s "$T/want" "$T/sorted"; then
+	ok "ulpspawn -n 4 -t 1: ranks that exec keep their pids, output as processes"
+else
+	no "ulpspawn -n 4 -t 1: ranks that exec keep their pids, output as processes"
+fi
+if expect "ulpspawn --stats exec" 0 $S --stats -n 2 -t 1 $P/execs simple &&
+	[ "$(lines 'exec ok$')" = 2 ] && [ "$(grep -c ' 0 *[^ ]*/execs$' "$T/out")" = 2 ]; then
+	ok "ulpspawn --stats: a ULP that execs is one rank, with the new program's status and name"
+else
+	no "ulpspawn --stats: a ULP that execs is one rank, with the new program's status and name"
+fi
+# A non-PIE target runs as a child process: said once on stderr, its status is the ULP's.
+if expect "exec non-PIE" 0 $X -n 2 /usr/bin/env ULP_RANK=3 $P/exec_nopie &&
+	[ "$(lines 'not a position-independent executable (ET_EXEC): it runs as a child')" = 1 ] &&
+	[ "$(lines '^rank 3 survived$')" = 2 ]; then
+	ok "exec of a non-PIE program: a child process, said once, its status is the ULP's"
+else
+	no "exec of a non-PIE program: a child process, said once, its status is the ULP's"
+fi
+
 # A ULP waiting for its child parks: the worker runs the other ULPs meanwhile. The computation
 # waits (sleeping) until the shell has started, so only a parked wait4 lets it end first.
 rm -rf "$T/hs" && mkdir "$T/hs"
@@ -59,6 +105,9 @@ same "bash command substitution" /usr/bin/bash -c 'x=$(echo hi); echo $x'
 same "bash pipeline loop and wait" /usr/bin/bash -c 'for i in 1 2 3; do echo $i | cat; done; wait'
 same "sh exit statuses" /usr/bin/sh -c '/usr/bin/false; echo $?; sh -c "exit 3"; echo $?; /nonexistent 2>/dev/null; echo $?'
 same "sh exec" /usr/bin/sh -c 'exec /usr/bin/echo execd'
+same "fexecve (execveat AT_EMPTY_PATH) of its own file" "$PWD/$P/execs" fexec
+same "bash exec sha256sum" /usr/bin/bash -c 'exec /usr/bin/sha256sum f1'
+same "bash exec of a #! script" /usr/bin/bash -c 'printf "#!/bin/sh -e\necho script \"\$0\" \"\$@\"\n" >s.sh; chmod +x s.sh; exec ./s.sh a b'
 same "env VAR=1 prog" /usr/bin/env FOO=1 /usr/bin/printenv FOO
 same "timeout" /usr/bin/timeout 5 /usr/bin/echo hi
 same "nice" /usr/bin/nice /usr/bin/echo hi

@@ -45,7 +45,8 @@ static void tiny_interp(struct ulp_load_req *req)
 
 static char *huge_argv[200];
 
-/* 200 arguments of 1000 bytes: more than a quarter of a 512 KiB stack. Fails after mapping. */
+/* 200 arguments of 1000 bytes: more than a quarter of a 512 KiB stack. Refused before anything
+ * is mapped (counted in the checks, for execve in place). */
 static void small_stack_big_args(struct ulp_load_req *req)
 {
 	static char arg[1000];
@@ -193,8 +194,9 @@ static void short_error_buffer(void **state)
 	assert_int_equal(ulp_load(&req, &img, NULL, 0), -ENOEXEC);
 }
 
-/* A failed load over an earlier image resets exactly its own ranges: nothing else. */
-static void failed_reload_resets_its_ranges(void **state)
+/* A load refused over an earlier image (E2BIG: counted before anything is mapped) leaves that
+ * image as it was, stack included. */
+static void failed_reload_leaves_earlier_image(void **state)
 {
 	char *ok = lt_fix("hello-dyn");
 	char *const argv[] = {"prog", NULL};
@@ -202,19 +204,70 @@ static void failed_reload_resets_its_ranges(void **state)
 	struct ulp_image img;
 	char err[256], perms[5];
 
+	(void)state;
 	lt_region_reset();
 	lt_req(&first, ok, argv, NULL);
 	assert_int_equal(ulp_load(&first, &img, err, sizeof(err)), 0);
 	req = first;
 	small_stack_big_args(&req);
 	assert_int_equal(ulp_load(&req, &img, err, sizeof(err)), -E2BIG);
-	lt_assert_req_reserved(&req);
-	/* The first load's stack below the smaller stack range is not the failed load's business.
-	 */
 	assert_true(lt_maps_at(first.stack_lo + LT_PAGE, perms, NULL, 0));
 	assert_string_equal(perms, "rw-p");
+	assert_true(lt_maps_at(req.stack_hi - LT_PAGE, perms, NULL, 0));
+	assert_string_equal(perms, "rw-p");
+	assert_true(lt_maps_at(first.image_base, perms, NULL, 0));
 	ulp_unload(&first);
 	lt_assert_req_reserved(&first);
+}
+
+/* execve in place: every refusal comes from ulp_load_prepare before any page is touched (the
+ * image loaded in the same ranges stays mapped, no descriptor leaks); a prepared load that is
+ * aborted holds nothing, one that is committed replaces the image. */
+static void prepare_refuses_touching_nothing(void **state)
+{
+	char *const argv[] = {"prog", NULL};
+	struct ulp_load_req first, req;
+	struct ulp_load_prep *p;
+	struct ulp_image img;
+	char err[512], perms[5];
+	size_t i;
+	int fds;
+
+	(void)state;
+	lt_region_reset();
+	lt_req(&first, lt_fix("hello-dyn"), argv, NULL);
+	assert_int_equal(ulp_load(&first, &img, err, sizeof(err)), 0);
+	fds = lt_count_fds();
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct refusal *c = &cases[i];
+
+		req = first;
+		req.path = lt_fix(c->fixture[0] ? c->fixture : "does-not-exist");
+		if (c->shape)
+			c->shape(&req);
+		p = (struct ulp_load_prep *)1;
+		assert_int_equal(ulp_load_prepare(&req, &p, err, sizeof(err)), c->err);
+		assert_null(p);
+		if (!strstr(err, c->reason))
+			fail_msg("%s: message \"%s\" lacks \"%s\"", c->name, err, c->reason);
+		assert_int_equal(lt_count_fds(), fds);
+		assert_true(lt_maps_at(first.stack_hi - LT_PAGE, perms, NULL, 0));
+		assert_string_equal(perms, "rw-p");
+		assert_true(lt_maps_at(first.image_base, perms, NULL, 0));
+		assert_string_equal(perms, "r--p");
+	}
+	req = first;
+	req.path = lt_fix("hello-static");
+	assert_int_equal(ulp_load_prepare(&req, &p, err, sizeof(err)), 0);
+	ulp_load_abort(p);
+	assert_int_equal(lt_count_fds(), fds);
+	assert_int_equal(ulp_load_prepare(&req, &p, err, sizeof(err)), 0);
+	ulp_unload(&first);
+	assert_int_equal(ulp_load_commit(p, &img, err, sizeof(err)), 0);
+	assert_int_equal(lt_count_fds(), fds);
+	assert_true(img.is_static && img.entry > req.image_base);
+	ulp_unload(&req);
+	lt_assert_req_reserved(&req);
 }
 
 /* In this process only: mmap of a file with PROT_EXEC fails with EPERM (as on a noexec mount). */
@@ -369,7 +422,7 @@ static void loader_survives_file_truncated_while_loading(void **state)
 int main(int argc, char **argv)
 {
 	size_t n = sizeof(cases) / sizeof(cases[0]), i;
-	struct CMUnitTest *t = calloc(n + 5, sizeof(*t));
+	struct CMUnitTest *t = calloc(n + 6, sizeof(*t));
 
 	lt_init(argc, argv);
 	for (i = 0; i < n; i++) {
@@ -378,10 +431,11 @@ int main(int argc, char **argv)
 		t[i].initial_state = (void *)&cases[i];
 	}
 	t[n] = (struct CMUnitTest)cmocka_unit_test(short_error_buffer);
-	t[n + 1] = (struct CMUnitTest)cmocka_unit_test(failed_reload_resets_its_ranges);
+	t[n + 1] = (struct CMUnitTest)cmocka_unit_test(failed_reload_leaves_earlier_image);
 	t[n + 2] = (struct CMUnitTest)cmocka_unit_test(debian_et_exec_refused);
 	t[n + 3] = (struct CMUnitTest)cmocka_unit_test(mmap_failure_midway_rolls_back);
 	t[n + 4] =
 	    (struct CMUnitTest)cmocka_unit_test(loader_survives_file_truncated_while_loading);
-	return _cmocka_run_group_tests("loader-refuse", t, n + 5, NULL, NULL);
+	t[n + 5] = (struct CMUnitTest)cmocka_unit_test(prepare_refuses_touching_nothing);
+	return _cmocka_run_group_tests("loader-refuse", t, n + 6, NULL, NULL);
 }
