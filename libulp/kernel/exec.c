@@ -62,6 +62,7 @@ struct exec_ask {
 	struct ulp_cb *cb;
 	struct ulp_task *task; /* the asking thread */
 	long nr, a[6];
+	int cwdfd; /* its directory at the call (O_PATH), or -1 */
 	long result;
 };
 
@@ -162,9 +163,11 @@ static int copy_vec(uintptr_t vec, char ***out, size_t *budget)
 
 /* ---- host side: what to load ---- */
 
-/* The path the host opens for the ULP's name: its own directory or dirfd, through its
- * placeholder (which shares its descriptors and keeps its cwd, ident.c). */
-static int resolve(const struct ulp_cb *cb, int dirfd, const char *name, int flags, char **out)
+/* The path the host opens for the ULP's name: its own directory (cwdfd, opened by the ULP at the
+ * call: its placeholder's cwd follows a chdir a moment later) or dirfd, through its placeholder's
+ * descriptors (it shares the task's table, ident.c). */
+static int resolve(const struct ulp_cb *cb, int dirfd, int cwdfd, const char *name, int flags,
+		   char **out)
 {
 	char base[64];
 	struct stat st;
@@ -176,7 +179,9 @@ static int resolve(const struct ulp_cb *cb, int dirfd, const char *name, int fla
 		return -ENOENT;
 	if (dirfd != AT_FDCWD && dirfd < 0 && name[0] != '/')
 		return -EBADF;
-	if (dirfd == AT_FDCWD)
+	if (dirfd == AT_FDCWD && cwdfd >= 0)
+		snprintf(base, sizeof(base), "/proc/%d/fd/%d", cb->pid, cwdfd);
+	else if (dirfd == AT_FDCWD)
 		snprintf(base, sizeof(base), "/proc/%d/cwd", cb->pid);
 	else
 		snprintf(base, sizeof(base), "/proc/%d/fd/%d", cb->pid, dirfd);
@@ -228,7 +233,7 @@ static int is_et_exec(const char *path)
 /* "#!interp [arg]": argv becomes interp, [arg,] the script's name, argv[1..], as the kernel
  * makes it; p->path becomes the interpreter's. 0 when it is no script, 1 when it is, 2 when its
  * interpreter is a script too, -errno. */
-static int script(struct exec_prep *p, int dirfd)
+static int script(struct exec_prep *p, int dirfd, int cwdfd)
 {
 	char buf[SCRIPT_HEAD], *s, *interp, *arg = NULL, *name, *old, **v;
 	size_t n, i, k = 0;
@@ -280,7 +285,7 @@ static int script(struct exec_prep *p, int dirfd)
 	free(p->argv);
 	p->argv = v;
 	old = p->path;
-	rc = resolve(p->cb, AT_FDCWD, interp, 0, &p->path);
+	rc = resolve(p->cb, AT_FDCWD, cwdfd, interp, 0, &p->path);
 	free(old);
 	if (rc < 0)
 		return rc;
@@ -337,7 +342,7 @@ static long prepare(struct exec_prep *p, const struct exec_ask *ask)
 	if (!rc)
 		rc = copy_vec((uintptr_t)a[2], &p->envp, &budget);
 	if (!rc)
-		rc = resolve(p->cb, dirfd, p->execfn, flags, &p->path);
+		rc = resolve(p->cb, dirfd, ask->cwdfd, p->execfn, flags, &p->path);
 	if (rc)
 		return rc;
 	if (!p->execfn[0]) { /* fexecve: the kernel's name for it */
@@ -351,7 +356,7 @@ static long prepare(struct exec_prep *p, const struct exec_ask *ask)
 		say_child(p->execfn, "the kmod backend loads no program in place");
 		return ULP_EXEC_CHILD;
 	}
-	isscript = script(p, dirfd);
+	isscript = script(p, dirfd, ask->cwdfd);
 	if (isscript < 0)
 		return isscript;
 	if (isscript == 2) {
@@ -463,7 +468,7 @@ static void post_ask(void *arg)
 
 long ulp_proc_exec(struct ulp_cb *cb, long nr, const long a[6])
 {
-	struct exec_ask ask = {{NULL, prepare_call}, cb, ulp_cur_task(), nr, {0}, 0};
+	struct exec_ask ask = {{NULL, prepare_call}, cb, ulp_cur_task(), nr, {0}, -1, 0};
 	struct ulp_uthread *u;
 	struct exec_prep *p;
 	int i;
@@ -472,7 +477,11 @@ long ulp_proc_exec(struct ulp_cb *cb, long nr, const long a[6])
 		return ULP_EXEC_CHILD;
 	for (i = 0; i < 6; i++)
 		ask.a[i] = a[i];
+	ask.cwdfd = (int)ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)".",
+					  O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
 	ulp_task_suspend(ask.task, post_ask, &ask);
+	if (ask.cwdfd >= 0)
+		ulp_arch_syscall(SYS_close, ask.cwdfd, 0, 0, 0, 0, 0);
 	if (ask.result)
 		return ask.result;
 	/* The point of no return, unless the ULP is ending already (exit_group, a fatal

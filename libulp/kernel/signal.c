@@ -129,14 +129,22 @@ uint32_t ulp_sig_gen(int pvid)
 	return r ? atomic_load(&r->gen) : 0;
 }
 
+/* A ULP that signals reach: running, or between two programs (exec.c; its pending set is kept
+ * for the new one, as execve keeps a process's). */
+static int alive(int pvid)
+{
+	int s = ulp_proc_state(region, pvid);
+
+	return s == ULP_PROC_RUNNING || s == ULP_PROC_EXEC;
+}
+
 /* Every ULP of this task (a signal from outside). */
 static void broadcast(int sig, int code, int pid, int uid, long value)
 {
 	int self = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), i;
 
 	for (i = ulp_proc_next(region, -1, 0); i >= 0; i = ulp_proc_next(region, i, 0))
-		if (ulp_proc_state(region, i) == ULP_PROC_RUNNING &&
-		    atomic_load(&recs[i].tgid) == self)
+		if (alive(i) && atomic_load(&recs[i].tgid) == self)
 			ulp_sig_post(i, sig, code, pid, uid, value);
 }
 
@@ -168,8 +176,8 @@ static int owner_of_child(int pid)
 	for (i = ulp_proc_next(region, -1, 0); i >= 0; i = ulp_proc_next(region, i, 0)) {
 		struct ulp_cb *cb;
 
-		if (ulp_proc_state(region, i) != ULP_PROC_RUNNING ||
-		    atomic_load(&recs[i].tgid) != self || ulp_proc_find(region, i, &cb) < 0)
+		if (!alive(i) || atomic_load(&recs[i].tgid) != self ||
+		    ulp_proc_find(region, i, &cb) < 0)
 			continue;
 		n = read_kids(self, cb, kids);
 		for (k = 0; k < n; k++)

@@ -13,6 +13,8 @@
  *   execs fexec                the same through fexecve of its own file (execveat, AT_EMPTY_PATH).
  *   execs chain N              execs itself N times (/proc/self/exe), then prints "chain done"
  *                              (what an exec costs: bench, not a test).
+ *   execs loop                 prints "looping", then execs itself for ever (a signal must reach
+ *                              it between two programs).
  * Every check prints one line; the output is the same as a process and as a ULP.
  */
 #define _GNU_SOURCE
@@ -191,6 +193,14 @@ int main(int argc, char **argv)
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		fexecve(fd, fagain, environ);
 		printf("fexecve: %s\n", strerror(errno));
+		return 1;
+	}
+	if (argc == 2 && !strcmp(argv[1], "loop")) {
+		char *forever[] = {"execs", "chain", "2000000000", NULL};
+
+		printf("looping\n");
+		fflush(stdout);
+		execv("/proc/self/exe", forever);
 		return 1;
 	}
 	if (argc == 3 && !strcmp(argv[1], "chain")) {
