@@ -164,8 +164,8 @@ static int copy_vec(uintptr_t vec, char ***out, size_t *budget)
 /* ---- host side: what to load ---- */
 
 /* The path the host opens for the ULP's name: its own directory (cwdfd, opened by the ULP at the
- * call: its placeholder's cwd follows a chdir a moment later) or dirfd, through its placeholder's
- * descriptors (it shares the task's table, ident.c). */
+ * call: its placeholder's cwd may lag behind a chdir, fs.c gives up waiting after 2 s) or dirfd,
+ * through its placeholder's descriptors (it shares the task's table, ident.c). */
 static int resolve(const struct ulp_cb *cb, int dirfd, int cwdfd, const char *name, int flags,
 		   char **out)
 {
@@ -445,6 +445,7 @@ static void commit_call(struct ulp_host_call *c)
 	memcpy(cb->path, name, strnlen(name, sizeof(cb->path) - 1));
 	cb->path[strnlen(name, sizeof(cb->path) - 1)] = 0;
 	snprintf(cb->exe, sizeof(cb->exe), "%s", p->exe);
+	ulp_ident_exec(cb);
 	prep_free(p); /* the strings are on the new stack */
 	ulp_proc_exec_loaded(cb);
 	ulp_proc_unhold(r, pvid);

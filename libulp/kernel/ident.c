@@ -64,12 +64,15 @@ struct phrec {
 	 * the last request and the last one done (futex). */
 	int fs_tid;
 	_Atomic uint32_t fs_req, fs_done;
+	/* Its ULP exec'd: take comm as the new program's name, then say so (futex). */
+	_Atomic uint32_t name_done;
 	/* Its tid while it shares the address space (the kernel clears it and wakes the futex at
 	 * its exec or exit: CLEAR_TID), 0 after; (uint32_t)-1 before it ran. */
 	_Atomic uint32_t alive;
 };
 
 #define RETIRE 0xffffffffu /* a request's value: end (fs_req counts up from 1) */
+#define RENAME 0xfffffffeu /* a request's value: take the name in comm */
 
 /* Sized for the first region, as signal.c's tables: later ones lie where it did (trap.c). */
 static unsigned nrecs;
@@ -173,6 +176,14 @@ static void follow(struct phrec *p, uint32_t seq)
 	sys(SYS_futex, (long)&p->fs_done, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
+/* Its ULP exec'd: the new program's name, as the kernel's exec sets comm (ulp_ident_exec waits). */
+static void rename_self(struct phrec *p)
+{
+	sys(SYS_prctl, PR_SET_NAME, (long)p->comm, 0, 0, 0, 0);
+	atomic_fetch_add(&p->name_done, 1);
+	sys(SYS_futex, (long)&p->name_done, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
 /* End: by exec'ing the program that exits (see exit_path), else by exiting here. */
 static void retire(void)
 {
@@ -204,6 +215,9 @@ static int ph_main(void *arg)
 		if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
 		    (uint32_t)(long)si.si_value.sival_ptr == RETIRE)
 			retire();
+		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
+			 (uint32_t)(long)si.si_value.sival_ptr == RENAME)
+			rename_self(p);
 		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid)
 			follow(p, (uint32_t)(long)si.si_value.sival_ptr);
 		else if (sig > 0 && sig <= ULP_NSIG)
@@ -403,6 +417,25 @@ void ulp_ident_exit(struct ulp_cb *cb)
 int ulp_ident_is_placeholder(int pid)
 {
 	return by_pid && pid > 0 && pid < npids && atomic_load(&by_pid[pid]) != 0;
+}
+
+void ulp_ident_exec(struct ulp_cb *cb)
+{
+	struct phrec *p = rec_of(cb->pvid);
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	uint32_t done;
+	int tries;
+
+	if (!p || !cb->pid)
+		return;
+	done = atomic_load(&p->name_done);
+	set_comm(p, cb->exe[0] ? cb->exe : cb->path);
+	if (send_ident(cb->pid, p->tgid, (long)RENAME) != 0)
+		return;
+	/* Named before the new program runs, as after execve; a stopped placeholder does not
+	 * answer: after 2 s the program runs anyway. */
+	for (tries = 0; tries < 20 && atomic_load(&p->name_done) == done; tries++)
+		sys(SYS_futex, (long)&p->name_done, FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
 }
 
 void ulp_ident_follow_cwd(struct ulp_cb *cb)

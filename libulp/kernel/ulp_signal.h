@@ -100,6 +100,9 @@ void ulp_ident_exit(struct ulp_cb *cb);
 long ulp_ident_ppid(void);
 /* pid is a placeholder process (live or ending): its SIGCHLD is none of a ULP's children's. */
 int ulp_ident_is_placeholder(int pid);
+/* The ULP exec'd (exec.c, host side, before the new program runs): its placeholder takes the new
+ * program's name as its comm (ps, /proc/PID/comm). */
+void ulp_ident_exec(struct ulp_cb *cb);
 /* The ULP's worker has gone to its new directory: its placeholder follows (fs.c). */
 void ulp_ident_follow_cwd(struct ulp_cb *cb);
 /* "/proc/PID/cwd" of cb's placeholder (PID its own) into buf, 64 bytes: its directory (fs.c). */

@@ -29,10 +29,10 @@ fi
 
 # execve replaces the ULP in its partition (tests/integ/progs/execs.c checks pid, cwd, umask, fds,
 # argv, environment, signals, /proc/self/*, failed execs): the same lines as a process, status 7,
-# also with a second thread running when it execs.
+# also with a second thread running when it execs, and from a second thread.
 E=$T/exec
 for prog in execs execs_dyn; do
-	for mode in one thread; do
+	for mode in one thread fromthread; do
 		rm -rf "$E" && mkdir -p "$E" && cp $P/$prog "$E/execs" && echo keep >"$E/keep" &&
 			echo gone >"$E/gone"
 		timeout 60 $P/$prog first "$E" $mode >"$T/want" 2>&1
@@ -130,6 +130,7 @@ same "bash pipeline loop and wait" /usr/bin/bash -c 'for i in 1 2 3; do echo $i 
 same "sh exit statuses" /usr/bin/sh -c '/usr/bin/false; echo $?; sh -c "exit 3"; echo $?; /nonexistent 2>/dev/null; echo $?'
 same "sh exec" /usr/bin/sh -c 'exec /usr/bin/echo execd'
 same "fexecve (execveat AT_EMPTY_PATH) of its own file" "$PWD/$P/execs" fexec
+same "the exec'd program's name in /proc/PID/comm (ps)" /usr/bin/bash -c 'cat /proc/$$/comm; exec cat /proc/$$/comm'
 same "bash exec sha256sum" /usr/bin/bash -c 'exec /usr/bin/sha256sum f1'
 same "bash exec of a #! script" /usr/bin/bash -c 'printf "#!/bin/sh -e\necho script \"\$0\" \"\$@\"\n" >s.sh; chmod +x s.sh; exec ./s.sh a b'
 same "env VAR=1 prog" /usr/bin/env FOO=1 /usr/bin/printenv FOO

@@ -7,7 +7,8 @@
  *                               POSIX timer, an alternate stack; failed execs (missing file, not
  *                               executable, malformed ELF) return their errors and the program
  *                               goes on intact; then it execs ./execs (relative to DIR) "second"
- *                               with a new environment ("thread": with a second thread running).
+ *                               with a new environment ("thread": with a second thread running,
+ *                               "fromthread": from a second thread while the first one waits).
  *   execs second ...            checks that all of that is as execve leaves it; exits 7.
  *   execs simple               execs itself "again" with its pid; prints "rank R: exec ok".
  *   execs fexec                the same through fexecve of its own file (execveat, AT_EMPTY_PATH).
@@ -50,6 +51,16 @@ static void *spin(void *arg)
 	return NULL;
 }
 
+static char **exec_argv, **exec_envp;
+
+static void *exec_thread(void *arg)
+{
+	(void)arg;
+	execve("./execs", exec_argv, exec_envp);
+	printf("execve from a thread: %s\n", strerror(errno));
+	exit(1);
+}
+
 static void try_exec(const char *what, const char *path, int want)
 {
 	char *argv[] = {(char *)path, NULL};
@@ -82,7 +93,7 @@ static int first(const char *dir, int thread)
 	sigemptyset(&m);
 	sigaddset(&m, SIGINT);
 	sigprocmask(SIG_BLOCK, &m, NULL);
-	raise(SIGINT);
+	kill(getpid(), SIGINT); /* process-directed: pending for whichever thread execs */
 	alarm(1000);
 	sigaltstack(&ss, NULL);
 	if (timer_create(CLOCK_MONOTONIC, &sev, &t) != 0)
@@ -95,7 +106,7 @@ static int first(const char *dir, int thread)
 	close(fd);
 	try_exec("malformed ELF", "./bad-elf", ENOEXEC);
 	printf("old image after failed execs: %s, %s\n", keep_me, heap);
-	if (thread) {
+	if (thread == 1) {
 		pthread_create(&th, NULL, spin, (void *)&ticks);
 		while (ticks < 3)
 			usleep(1000);
@@ -114,6 +125,13 @@ static int first(const char *dir, int thread)
 	argv[5] = tid;
 	argv[6] = (char *)dir;
 	argv[7] = NULL;
+	if (thread == 2) { /* the exec comes from a second thread; this one waits in a join */
+		exec_argv = argv;
+		exec_envp = envp;
+		pthread_create(&th, NULL, exec_thread, NULL);
+		pthread_join(th, NULL);
+		return 1;
+	}
 	execve("./execs", argv, envp);
 	printf("execve: %s\n", strerror(errno));
 	return 1;
@@ -173,12 +191,18 @@ static int second(char **argv)
 	return 7;
 }
 
+/* "thread": 1, "fromthread": 2, else 0 */
+static int thread_mode(const char *m)
+{
+	return !strcmp(m, "thread") ? 1 : !strcmp(m, "fromthread") ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	char pid[16], *again[] = {"execs", "again", pid, NULL};
 
 	if (argc >= 3 && !strcmp(argv[1], "first"))
-		return first(argv[2], argc > 3 && !strcmp(argv[3], "thread"));
+		return first(argv[2], argc < 4 ? 0 : thread_mode(argv[3]));
 	if (argc == 7 && !strcmp(argv[1], "second"))
 		return second(argv);
 	if (argc == 2 && !strcmp(argv[1], "simple")) {
