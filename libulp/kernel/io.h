@@ -50,7 +50,7 @@ struct ulp_io_wait {
 	int timed_out;
 	int interrupted; /* 1: a signal; 2: one whose handler has SA_RESTART */
 	int cancelling;
-	int nops;
+	int open_inflight; /* its request is a FIFO open in io-wq (io_ring.c's iowq_kick) */
 	struct ulp_io_wait *next, *prev; /* the ring's list of parked calls */
 	struct {
 		long long tv_sec, tv_nsec; /* layout of struct __kernel_timespec */

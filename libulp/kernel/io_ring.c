@@ -35,6 +35,7 @@
 #define RING_ENTRIES 256
 #define CQ_ENTRIES 4096
 #define IOWQ_MAX_WORKERS 4096
+#define IOWQ_KICK_NS 20000000 /* iowq_kick */
 #define UD_CANCEL 1ull /* low bit of user_data: the CQE of a cancel request */
 
 struct ulp_io {
@@ -50,6 +51,7 @@ struct ulp_io {
 	size_t ring_len, sqes_len;
 	struct ulp_io_wait *waiters; /* parked calls, under cq_lock */
 	_Atomic int kick;	     /* a ULP signal arrived: look at the parked calls */
+	_Atomic int opens;	     /* FIFO opens in io-wq, not yet completed (iowq_kick) */
 	/* Per ULP (pvid): a count of signals posted to it that end a parked call, times 2, plus 1
 	 * when the last had SA_RESTART (signal.c decides which). */
 	_Atomic uint32_t *sig_gen;
@@ -322,6 +324,8 @@ static void park_after(void *argv)
 			 * FIFO open fail (ENXIO) or not wait for the writer. */
 			s->opcode = IORING_OP_OPENAT;
 			s->flags = IOSQE_ASYNC;
+			wt->open_inflight = 1;
+			atomic_fetch_add(&io->opens, 1);
 			s->addr = (uint64_t)(uintptr_t)op->addr;
 			s->open_flags = op->events;
 			s->len = op->len;
@@ -416,6 +420,32 @@ int ulp_io_park(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_io_o
 	return 0;
 }
 
+/*
+ * io-wq (the kernel's threads that run our blocking FIFO opens) starts a new thread when work is
+ * queued while none of its threads runs, or when its last running thread blocks with work
+ * queued; the second start is asked of the submitting thread (task_work) and is dropped when
+ * one is still pending for that io-wq thread. A run of 256 ULPs opening a ring of FIFOs on 2
+ * workers hung about 1 in 80 runs under load: both workers idle, every parked open's io-wq
+ * thread in wait_for_partner, the partners' opens queued with no thread to run them, the SQ all
+ * consumed (read in the hung process). So an idle worker with FIFO opens in flight wakes every
+ * IOWQ_KICK_NS and, when nothing completed, queues a no-op to its io-wq (IOSQE_ASYNC: io-wq
+ * itself, user_data 0: no waiter): the queueing starts a thread when none runs, which takes the
+ * oldest queued open. Each worker kicks its own io-wq (io-wq is per submitting thread).
+ */
+static void iowq_kick(struct ulp_io *io)
+{
+	struct io_uring_sqe *s;
+
+	ulp_spin_lock(&io->sq_lock);
+	s = sqe_get(io);
+	memset(s, 0, sizeof(*s));
+	s->opcode = IORING_OP_NOP;
+	s->flags = IOSQE_ASYNC;
+	sqe_push(io);
+	ulp_spin_unlock(&io->sq_lock);
+	submit(io, 1);
+}
+
 /* ---- completions ---- */
 
 static void complete(struct ulp_io *io, uint64_t ud, int res)
@@ -424,6 +454,10 @@ static void complete(struct ulp_io *io, uint64_t ud, int res)
 
 	if (!wt)
 		return;
+	if (!(ud & UD_CANCEL) && wt->open_inflight) { /* its one request: the open's CQE */
+		wt->open_inflight = 0;
+		atomic_fetch_sub(&io->opens, 1);
+	}
 	wt->pending--;
 	if (!(ud & UD_CANCEL) && res != -ECANCELED && (!wt->done || wt->interrupted)) {
 		/* The first event, or one that beat the cancel a signal asked for: it happened
@@ -525,10 +559,19 @@ void ulp_io_idle_wait(struct ulp_worker *w, long long timeout_ns)
 		ts.tv_nsec = timeout_ns % 1000000000;
 		arg.ts = (uint64_t)(uintptr_t)&ts;
 	}
+	/* FIFO opens in io-wq: wake up now and then to see that they still move (iowq_kick). */
+	if (atomic_load_explicit(&io->opens, memory_order_relaxed) > 0 &&
+	    (timeout_ns <= 0 || timeout_ns > IOWQ_KICK_NS)) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = IOWQ_KICK_NS;
+		arg.ts = (uint64_t)(uintptr_t)&ts;
+	}
 	ulp_preempt_arm(w, 0);
-	if (!ready(io))
-		sys(SYS_io_uring_enter, io->fd, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
-		    (long)&arg, sizeof(arg));
+	if (!ready(io) &&
+	    sys(SYS_io_uring_enter, io->fd, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+		(long)&arg, sizeof(arg)) == -ETIME &&
+	    !ready(io) && atomic_load_explicit(&io->opens, memory_order_relaxed) > 0)
+		iowq_kick(io);
 	ulp_preempt_arm(w, 1);
 	reap(io);
 }
