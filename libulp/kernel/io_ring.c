@@ -36,7 +36,7 @@
 #define CQ_ENTRIES 4096
 #define IOWQ_MAX_WORKERS 4096
 #define IOWQ_KICK_NS 20000000 /* iowq_kick */
-#define UD_CANCEL 1ull /* low bit of user_data: the CQE of a cancel request */
+#define UD_CANCEL 1ull	      /* low bit of user_data: the CQE of a cancel request */
 
 struct ulp_io {
 	int fd; /* -1: no ring (io_uring refused); the per-worker states still serve preemption */
