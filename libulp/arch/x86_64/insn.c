@@ -148,9 +148,23 @@ static unsigned modrm_len(const uint8_t *p, size_t max, int addr32, int *riprel)
 	return n;
 }
 
+/* Read the ModRM byte at p[i] with its SIB and displacement into in: the index after them, or 0
+ * when they do not fit in max bytes. */
+static unsigned take_modrm(const uint8_t *p, size_t max, unsigned i, int addr32, int *riprel,
+			   struct ulp_insn *in)
+{
+	unsigned n;
+
+	if (i >= max)
+		return 0;
+	in->modrm = p[i];
+	n = modrm_len(p + i, max - i, addr32, riprel);
+	return n ? i + n : 0;
+}
+
 unsigned ulp_insn_decode(const uint8_t *p, size_t max, struct ulp_insn *in)
 {
-	unsigned i = 0, op, imm = 0, n;
+	unsigned i = 0, op, imm = 0;
 	int opsize16 = 0, addr32 = 0, riprel = 0, has_modrm;
 
 	in->flags = 0;
@@ -205,13 +219,9 @@ unsigned ulp_insn_decode(const uint8_t *p, size_t max, struct ulp_insn *in)
 		in->opcode = p[i++];
 		has_modrm = !(in->map == 1 && in->opcode == 0x77);
 		if (has_modrm) {
-			if (i >= max)
+			i = take_modrm(p, max, i, addr32, &riprel, in);
+			if (!i)
 				return 0;
-			in->modrm = p[i];
-			n = modrm_len(p + i, max - i, addr32, &riprel);
-			if (!n)
-				return 0;
-			i += n;
 		}
 		if (in->map == 3)
 			imm = 1;
@@ -229,13 +239,9 @@ unsigned ulp_insn_decode(const uint8_t *p, size_t max, struct ulp_insn *in)
 			if (i >= max)
 				return 0;
 			in->opcode = p[i++];
-			if (i >= max)
+			i = take_modrm(p, max, i, addr32, &riprel, in);
+			if (!i)
 				return 0;
-			in->modrm = p[i];
-			n = modrm_len(p + i, max - i, addr32, &riprel);
-			if (!n)
-				return 0;
-			i += n;
 			imm = in->map == 3;
 			goto done;
 		}
@@ -244,13 +250,9 @@ unsigned ulp_insn_decode(const uint8_t *p, size_t max, struct ulp_insn *in)
 		if (BIT(map1_bad, op))
 			return 0;
 		if (!BIT(map1_nomodrm, op)) {
-			if (i >= max)
+			i = take_modrm(p, max, i, addr32, &riprel, in);
+			if (!i)
 				return 0;
-			in->modrm = p[i];
-			n = modrm_len(p + i, max - i, addr32, &riprel);
-			if (!n)
-				return 0;
-			i += n;
 		}
 		imm = imm_map1(op);
 		if (op >= 0x80 && op <= 0x8f)
@@ -261,15 +263,11 @@ unsigned ulp_insn_decode(const uint8_t *p, size_t max, struct ulp_insn *in)
 	if (BIT(map0_bad, op))
 		return 0;
 	if (BIT(map0_modrm, op)) {
-		if (i >= max)
+		i = take_modrm(p, max, i, addr32, &riprel, in);
+		if (!i)
 			return 0;
-		in->modrm = p[i];
-		if (op == 0x8f && ((p[i] >> 3) & 7) != 0)
+		if (op == 0x8f && ((in->modrm >> 3) & 7) != 0)
 			return 0; /* XOP */
-		n = modrm_len(p + i, max - i, addr32, &riprel);
-		if (!n)
-			return 0;
-		i += n;
 		if (op == 0xff) {
 			unsigned reg = (in->modrm >> 3) & 7;
 
