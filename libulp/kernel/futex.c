@@ -25,6 +25,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -93,18 +94,32 @@ static void enqueue(struct ulp_futex_bucket *b, struct ulp_uthread *u)
 	__atomic_store_n(&u->fqueued, 1, __ATOMIC_RELEASE);
 }
 
-static void dequeue(struct ulp_futex_bucket *b, struct ulp_uthread *u)
+/* Take u out of the list at *p, whose links are the field at offset link of each waiter (fnext
+ * in a bucket, tnext in a timer service): a waiter sits in one list of each kind. */
+static void unlink_waiter(struct ulp_uthread **p, struct ulp_uthread *u, size_t link)
 {
-	struct ulp_uthread **p;
-
-	for (p = &b->head; *p; p = &(*p)->fnext) {
+	for (; *p; p = (struct ulp_uthread **)((char *)*p + link)) {
 		if (*p == u) {
-			*p = u->fnext;
-			break;
+			*p = *(struct ulp_uthread **)((char *)u + link);
+			return;
 		}
 	}
+}
+
+static void dequeue(struct ulp_futex_bucket *b, struct ulp_uthread *u)
+{
+	unlink_waiter(&b->head, u, offsetof(struct ulp_uthread, fnext));
 	u->fqueued = 0;
 	u->fnext = NULL;
+}
+
+/* Wake u, queued in b (locked), with result: out of the queue, then b unlocked, then resumed. */
+static void wake_waiter(struct ulp_futex_bucket *b, struct ulp_uthread *u, int result)
+{
+	dequeue(b, u);
+	u->fresult = result;
+	ulp_spin_unlock(&b->lock);
+	ulp_task_resume(u->t);
 }
 
 /* Take up to n waiters on key (bits matching) out of b into *woken (a list through fnext). */
@@ -182,12 +197,8 @@ void ulp_futex_interrupt(struct ulp_uthread *u, int result)
 {
 	struct ulp_futex_bucket *b = lock_waiter(u);
 
-	if (!b)
-		return;
-	dequeue(b, u);
-	u->fresult = result;
-	ulp_spin_unlock(&b->lock);
-	ulp_task_resume(u->t);
+	if (b)
+		wake_waiter(b, u, result);
 }
 
 /* ---- the timer thread ---- */
@@ -205,14 +216,7 @@ static void svc_insert(struct timer_svc *s, struct ulp_uthread *u)
 
 static void svc_remove(struct timer_svc *s, struct ulp_uthread *u)
 {
-	struct ulp_uthread **p;
-
-	for (p = &s->list; *p; p = &(*p)->tnext) {
-		if (*p == u) {
-			*p = u->tnext;
-			break;
-		}
-	}
+	unlink_waiter(&s->list, u, offsetof(struct ulp_uthread, tnext));
 	u->tqueued = 0;
 }
 
@@ -221,30 +225,20 @@ static void svc_remove(struct timer_svc *s, struct ulp_uthread *u)
 static void fire(struct timer_svc *s, struct ulp_uthread *u, uint64_t now)
 {
 	struct ulp_futex_bucket *b = lock_waiter(u);
-	int changed;
 
 	if (b) {
 		if (u->user_deadline && now >= u->user_deadline) {
-			dequeue(b, u);
-			u->fresult = -ETIMEDOUT;
-			ulp_spin_unlock(&b->lock);
-			ulp_task_resume(u->t);
+			wake_waiter(b, u, -ETIMEDOUT);
+		} else if (__atomic_load_n((uint32_t *)u->fkey, __ATOMIC_RELAXED) != u->fval) {
+			wake_waiter(b, u, 0);
 		} else {
-			changed = __atomic_load_n((uint32_t *)u->fkey, __ATOMIC_RELAXED) != u->fval;
-			if (changed) {
-				dequeue(b, u);
-				u->fresult = 0;
-				ulp_spin_unlock(&b->lock);
-				ulp_task_resume(u->t);
-			} else {
-				u->deadline = now + POLL_NS;
-				if (u->user_deadline && u->user_deadline < u->deadline)
-					u->deadline = u->user_deadline;
-				ulp_spin_lock(&s->lock);
-				svc_insert(s, u);
-				ulp_spin_unlock(&s->lock);
-				ulp_spin_unlock(&b->lock);
-			}
+			u->deadline = now + POLL_NS;
+			if (u->user_deadline && u->user_deadline < u->deadline)
+				u->deadline = u->user_deadline;
+			ulp_spin_lock(&s->lock);
+			svc_insert(s, u);
+			ulp_spin_unlock(&s->lock);
+			ulp_spin_unlock(&b->lock);
 		}
 	}
 	__atomic_store_n(&u->tref, 0, __ATOMIC_RELEASE);
