@@ -310,7 +310,7 @@ static void exit_program(void)
 
 int ulp_ident_setup(struct pvas_region *r)
 {
-	struct sigaction sa;
+	int rc;
 
 	if (recs)
 		return 0;
@@ -320,13 +320,10 @@ int ulp_ident_setup(struct pvas_region *r)
 	by_pid = ulp_raw_mmap((size_t)npids * sizeof(*by_pid), MAP_NORESERVE);
 	if (!recs || !stacks || !by_pid)
 		return -ENOMEM;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = ident_handler;
 	/* On the interrupted stack, like the relay: it may run the ULP's handler there. */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(ULP_SIG_IDENT, &sa, NULL) != 0)
-		return -errno;
+	rc = ulp_trap_handler_install(ULP_SIG_IDENT, ident_handler, SA_RESTART);
+	if (rc)
+		return rc;
 	nrecs = r->nparts;
 	manager_pid = getpid();
 	exit_program();

@@ -158,7 +158,7 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	ulp_sig_deliver(t->owner, ucv);
 }
 
-static void wake_handler(int sig)
+static void wake_handler(int sig, siginfo_t *si, void *uc)
 {
 	/* Only there to end io_uring_enter's wait (EINTR) without killing the process. */
 }
@@ -226,8 +226,8 @@ static int env_us(const char *name, unsigned *us, const char *zero)
 
 int ulp_io_install(struct pvas_region *r)
 {
-	struct sigaction sa;
 	const char *q;
+	int rc;
 
 	if (env_us("ULP_QUANTUM_US", &ulp_quantum_us, "no preemption") ||
 	    env_us("ULP_SPIN_QUANTUM_US", &ulp_spin_quantum_us, "no spinner detection"))
@@ -240,17 +240,10 @@ int ulp_io_install(struct pvas_region *r)
 	ulp_io_rwf_nowait = !(q && !strcmp(q, "0"));
 	region_lo = r->base;
 	region_hi = r->base + r->size;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = tick_handler;
 	/* On the ULP's stack (no SA_ONSTACK), re-entrant (SA_NODEFER: the next ULP must stay
 	 * preemptible after a switch inside the handler), restarting interrupted system calls. */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(ULP_SIG_TICK, &sa, NULL) != 0)
-		return -errno;
-	sa.sa_handler = wake_handler;
-	sa.sa_flags = SA_RESTART;
-	if (sigaction(ULP_SIG_WAKE, &sa, NULL) != 0)
-		return -errno;
-	return 0;
+	rc = ulp_trap_handler_install(ULP_SIG_TICK, tick_handler, SA_NODEFER | SA_RESTART);
+	if (rc)
+		return rc;
+	return ulp_trap_handler_install(ULP_SIG_WAKE, wake_handler, SA_RESTART);
 }

@@ -311,6 +311,10 @@ void ulp_fs_start(struct ulp_cb *cb);
 
 /* The syscall trap (trap.c): installed once per process, before ULPs run. */
 int ulp_trap_install(struct pvas_region *r);
+/* Install fn as the handler of sig, one of the runtime's own signals (trap.c, preempt.c,
+ * ident.c; hosted: libc's sigaction), with SA_SIGINFO | flags and no signal blocked: 0 or
+ * -errno. */
+int ulp_trap_handler_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags);
 /* In a PVAS task's first thread: re-install the trap's signal handlers (raw). */
 void ulp_trap_task_init(void);
 /* Per worker: alternate signal stack for faults (called on each worker's kernel thread). */

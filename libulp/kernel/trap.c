@@ -297,9 +297,19 @@ void ulp_trap_worker_init(struct ulp_worker *w)
 	ulp_fs_worker_init(w); /* a cwd and umask of its own (fs.c) */
 }
 
-int ulp_trap_install(struct pvas_region *r)
+int ulp_trap_handler_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags)
 {
 	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO | flags;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(sig, &sa, NULL) != 0 ? -errno : 0;
+}
+
+int ulp_trap_install(struct pvas_region *r)
+{
 	int sig, rc;
 
 	/* A seccomp filter cannot be removed: a later region must lie where the first one did. */
@@ -308,19 +318,18 @@ int ulp_trap_install(struct pvas_region *r)
 			return -EBUSY;
 		return 0;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = sigsys_handler;
 	/* SA_RESTART: a kick (see sigsys_handler) must not fail the system call it interrupts */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSYS, &sa, NULL) != 0)
-		return -errno;
-	sa.sa_sigaction = fault_handler;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
-	for (sig = 1; sig <= ULP_NSIG; sig++)
-		if (sig != SIGSYS && sig != ULP_SIG_TICK && sig != ULP_SIG_WAKE &&
-		    sig != ULP_SIG_IDENT && ulp_rt_signal(sig) && sigaction(sig, &sa, NULL) != 0)
-			return -errno;
+	rc = ulp_trap_handler_install(SIGSYS, sigsys_handler, SA_NODEFER | SA_RESTART);
+	if (rc)
+		return rc;
+	for (sig = 1; sig <= ULP_NSIG; sig++) {
+		if (sig == SIGSYS || sig == ULP_SIG_TICK || sig == ULP_SIG_WAKE ||
+		    sig == ULP_SIG_IDENT || !ulp_rt_signal(sig))
+			continue;
+		rc = ulp_trap_handler_install(sig, fault_handler, SA_NODEFER | SA_ONSTACK);
+		if (rc)
+			return rc;
+	}
 	/* The preemption tick and the ring's wake-up (preempt.c). */
 	rc = ulp_io_install(r);
 	if (rc)
