@@ -507,19 +507,14 @@ pid_t pvas_spawn(pvd_t pvd, int pvid, const char *file, char *const argv[], char
 	return pvas_spawn_attr(pvd, pvid, file, argv, envp, NULL);
 }
 
-pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[], char *const envp[],
-		      const struct pvas_task_attr *attr)
+/* A new PVAS task for the loaded ULP cb (of file), in pv's task list and its event loop: the
+ * task's pid, or -errno with cb released. */
+static pid_t start_task(struct pvas *pv, const struct pvas_task_attr *attr, struct ulp_cb *cb,
+			const char *file)
 {
-	struct pvas *pv = get(pvd);
 	struct pvas_task *t;
-	struct ulp_cb *cb;
 	int rc;
 
-	if (!pv)
-		return -EBADF;
-	rc = load(pv, pvid, file, argv, envp, &cb);
-	if (rc)
-		return rc;
 	pthread_mutex_lock(&pv->lock);
 	if (pv->ntasks == pv->cap) {
 		unsigned cap = pv->cap ? pv->cap * 2 : 16;
@@ -552,6 +547,19 @@ pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
 	pv->tasks[pv->ntasks++] = t;
 	pthread_mutex_unlock(&pv->lock);
 	return t->pid;
+}
+
+pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[], char *const envp[],
+		      const struct pvas_task_attr *attr)
+{
+	struct pvas *pv = get(pvd);
+	struct ulp_cb *cb;
+	int rc;
+
+	if (!pv)
+		return -EBADF;
+	rc = load(pv, pvid, file, argv, envp, &cb);
+	return rc ? rc : start_task(pv, attr, cb, file);
 }
 
 static struct pvas_task *find_task(struct pvas *pv, pid_t pid)
