@@ -68,6 +68,7 @@ all:
 include libulp/module.mk
 -include libulp/arch/ucontext/module.mk
 include mk/install.mk
+include launch/module.mk
 -include ulpexec/module.mk
 -include ulpspawn/module.mk
 -include ulps/module.mk

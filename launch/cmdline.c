@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,30 @@ long cmd_count(const char *tool, const char *opt, const char *s, long max)
 		exit(2);
 	}
 	return v;
+}
+
+void cmd_segment_opt(const char *tool, int c, struct segment *seg, cmd_usage_fn usage)
+{
+	switch (c) {
+	case 'h':
+		usage(stdout);
+		exit(0);
+	case 'n':
+		seg->n = cmd_count(tool, "-n", optarg, 1 << 20);
+		return;
+	default:
+		usage(stderr);
+		exit(2);
+	}
+}
+
+int cmd_segment_prog(const char *tool, int argc, int at, int first, cmd_usage_fn usage)
+{
+	if (at < argc)
+		return at;
+	fprintf(stderr, "%s: missing PROG%s\n", tool, first ? "" : " after ':'");
+	usage(stderr);
+	exit(2);
 }
 
 void cmd_quantum(const char *tool, const char *s)

@@ -4,6 +4,7 @@
 #define ULP_CMDLINE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct segment {
 	long n;	     /* copies (-n) */
@@ -15,6 +16,18 @@ struct segment {
 /* Options of one segment: parse argv[0..argc) (argv[0] is the tool name), fill seg->n, and
  * return the index of PROG. first: this is the first segment (global options allowed). */
 typedef int (*cmd_parse_fn)(int argc, char **argv, struct segment *seg, int first, void *ctx);
+
+/* A tool's usage text, written to f. */
+typedef void (*cmd_usage_fn)(FILE *f);
+
+/* The end of a tool's option switch (its default case): the options every segment takes and the
+ * unknown ones. -h writes usage to stdout and exits 0; -n N sets seg->n; anything else (getopt's
+ * '?', which has already named the option) writes usage to stderr and exits 2. */
+void cmd_segment_opt(const char *tool, int c, struct segment *seg, cmd_usage_fn usage);
+
+/* After a segment's options, at: the first argument left (getopt's optind). Returns at, the index
+ * of PROG, or exits 2 saying that PROG is missing. */
+int cmd_segment_prog(const char *tool, int argc, int at, int first, cmd_usage_fn usage);
 
 /* Split argv at ':' into at most max segments, each marked `process` when its program is not a
  * PIE. Returns their count; exits 2 on bad usage and 127 (as a shell does) when a program does

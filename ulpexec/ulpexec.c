@@ -54,12 +54,6 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	seg->n = 1;
 	while ((c = getopt_long(argc, argv, "+hn:w:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'n':
-			seg->n = cmd_count("ulpexec", "-n", optarg, 1 << 20);
-			break;
 		case 'w':
 			if (!first)
 				goto global_only;
@@ -80,17 +74,11 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 				goto global_only;
 			o->no_fallback = 1;
 			break;
-		default:
-			usage(stderr);
-			exit(2);
+		default: /* -h, -n, or bad usage */
+			cmd_segment_opt("ulpexec", c, seg, usage);
 		}
 	}
-	if (optind >= argc || !strcmp(argv[optind], ":")) {
-		fprintf(stderr, "ulpexec: missing PROG%s\n", first ? "" : " after ':'");
-		usage(stderr);
-		exit(2);
-	}
-	return optind;
+	return cmd_segment_prog("ulpexec", argc, optind, first, usage);
 global_only:
 	fprintf(stderr,
 		"ulpexec: -w, --partition-size, --quantum and --no-fallback go before the first "

@@ -115,12 +115,6 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 		if (!first && c != 'n' && c != 'h' && c != '?')
 			goto global_only;
 		switch (c) {
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'n':
-			seg->n = cmd_count("ulpspawn", "-n", optarg, 1 << 20);
-			break;
 		case 't':
 			o->tasks = cmd_count("ulpspawn", "-t", optarg, 1 << 20);
 			tasks_given = 1;
@@ -175,17 +169,11 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 		case O_PSIZE:
 			o->psize = cmd_partition_size("ulpspawn", optarg);
 			break;
-		default:
-			usage(stderr);
-			exit(2);
+		default: /* -h, -n, or bad usage */
+			cmd_segment_opt("ulpspawn", c, seg, usage);
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "ulpspawn: missing PROG%s\n", first ? "" : " after ':'");
-		usage(stderr);
-		exit(2);
-	}
-	return optind;
+	return cmd_segment_prog("ulpspawn", argc, optind, first, usage);
 global_only:
 	fprintf(stderr, "ulpspawn: only -n may follow ':'; other options go first\n");
 	exit(2);
