@@ -3,7 +3,7 @@
 LIBULP_ARCH_SYS_SRCS := $(wildcard libulp/arch/$(ARCH)/sys_*.c)
 LIBULP_CORE_SRCS := $(filter-out $(LIBULP_ARCH_SYS_SRCS),\
 	$(wildcard libulp/arch/$(ARCH)/*.c libulp/arch/$(ARCH)/*.S)) \
-	$(if $(filter aarch64 sparc64,$(ARCH)),libulp/arch/self_tls.c) \
+	$(if $(filter aarch64 sparc64,$(ARCH)),libulp/arch/self_tls.c libulp/arch/user_tp.c) \
 	$(if $(filter sparc64,$(ARCH)),libulp/arch/switch_compose.c) \
 	$(wildcard libulp/sched/*.c libulp/thread/*.c)
 LIBULP_CORE_OBJS := $(patsubst %,$(O)/%.o,$(basename $(LIBULP_CORE_SRCS)))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The runtime's self pointer on architectures with no register to spare for it (aarch64,
- * sparc64): an initial-exec __thread variable, included by their arch_impl.h after they define
+ * sparc64): an initial-exec __thread variable, included by user_tp.h after it defines
  * ulp_arch_tp_fresh(), a read of the thread pointer that the compiler may not cache.
  *
  * ULP_ARCH_SELF_SURVIVES_TLS is 0 there: the variable reads correctly only while the worker's own

@@ -17,21 +17,6 @@ _Static_assert(offsetof(ulp_ctx_t, sp) == 0, "switch.S reads ctx->sp at offset 0
 
 extern void ulp_arch_trampoline(void);
 
-void ulp_arch_init(void)
-{
-	ulp_arch_self_off_init();
-}
-
-const char *ulp_arch_tls_method(void)
-{
-	return "tpidr_el0";
-}
-
-/* tpidr_el0 is written from user space without a system call: there is no slower way to force. */
-void ulp_arch_tls_force_syscall(int on)
-{
-}
-
 void ulp_arch_ctx_init(ulp_ctx_t *ctx, void *lo, size_t size, ulp_arch_fn entry, void *arg)
 {
 	uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;

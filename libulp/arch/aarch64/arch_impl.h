@@ -2,6 +2,8 @@
 /*
  * aarch64 (AAPCS64, Linux): the TLS register is tpidr_el0, which user space reads and writes
  * directly (mrs/msr), so loading a ULP's TLS costs no system call.
+ * ulp_arch_syscall has sparc64's shape but none of its registers, trap, outputs or clobbers: an
+ * architecture parallel that no shared code can express, kept apart on purpose.
  */
 #ifndef ULP_ARCH_IMPL_H
 #define ULP_ARCH_IMPL_H
@@ -37,31 +39,13 @@
 #ifndef __ASSEMBLER__
 #include <stdint.h>
 
-static inline uintptr_t ulp_arch_tls_get(void)
-{
-	uintptr_t v;
-	__asm__ volatile("mrs %0, tpidr_el0" : "=r"(v));
-	return v;
-}
-
-static inline void ulp_arch_tls_set(uintptr_t v)
-{
-	/* "memory": no load or store of TLS data may move across the change of TLS base */
-	__asm__ volatile("msr tpidr_el0, %0" ::"r"(v) : "memory");
-}
-
-/* The thread pointer, read afresh: "memory" keeps it from moving across a call such as a switch
- * (for self_tls.h). */
-static inline uintptr_t ulp_arch_tp_fresh(void)
-{
-	uintptr_t tp;
-	__asm__ volatile("mrs %0, tpidr_el0" : "=r"(tp)::"memory");
-	return tp;
-}
-
+/* The TLS register, read and written by one instruction (user_tp.h). */
+#define ULP_ARCH_TP_READ "mrs %0, tpidr_el0"
+#define ULP_ARCH_TP_WRITE "msr tpidr_el0, %0"
+#define ULP_ARCH_TP_NAME "tpidr_el0"
 /* No register left for the runtime (x18 is an ordinary temporary on Linux, GCC allocates it;
- * tpidr_el0 is libc's TLS pointer): the self pointer is a __thread variable. */
-#include "self_tls.h"
+ * tpidr_el0 is libc's TLS pointer): the self pointer is a __thread variable (self_tls.h). */
+#include "user_tp.h"
 
 static inline void ulp_arch_relax(void)
 {

@@ -19,21 +19,6 @@ struct sparc_window {
 
 extern void ulp_arch_trampoline(void);
 
-void ulp_arch_init(void)
-{
-	ulp_arch_self_off_init();
-}
-
-const char *ulp_arch_tls_method(void)
-{
-	return "g7";
-}
-
-/* %g7 is written from user space without a system call: there is no slower way to force. */
-void ulp_arch_tls_force_syscall(int on)
-{
-}
-
 /*
  * Two frames at the top of [lo, lo + size), highest first:
  *   t: a minimum frame whose window save area is the window the trampoline runs in

@@ -3,6 +3,8 @@
  * sparc64 (SPARC V9, 64-bit ABI, Linux): the TLS register is %g7, which user space writes
  * directly, so loading a ULP's TLS costs no system call. Nothing but ulp_arch_tls_set writes %g7;
  * the switch leaves it alone (the scheduler decides which TLS a worker runs on).
+ * ulp_arch_syscall has aarch64's shape but none of its registers, trap, outputs or clobbers: an
+ * architecture parallel that no shared code can express, kept apart on purpose.
  */
 #ifndef ULP_ARCH_IMPL_H
 #define ULP_ARCH_IMPL_H
@@ -29,31 +31,13 @@
 #ifndef __ASSEMBLER__
 #include <stdint.h>
 
-static inline uintptr_t ulp_arch_tls_get(void)
-{
-	uintptr_t v;
-	__asm__ volatile("mov %%g7, %0" : "=r"(v));
-	return v;
-}
-
-static inline void ulp_arch_tls_set(uintptr_t v)
-{
-	/* "memory": no load or store of TLS data may move across the change of TLS base */
-	__asm__ volatile("mov %0, %%g7" ::"r"(v) : "memory");
-}
-
-/* The thread pointer, read afresh: "memory" keeps it from moving across a call such as a switch
- * (for self_tls.h). */
-static inline uintptr_t ulp_arch_tp_fresh(void)
-{
-	uintptr_t tp;
-	__asm__ volatile("mov %%g7, %0" : "=r"(tp)::"memory");
-	return tp;
-}
-
+/* The TLS register, read and written by one instruction (user_tp.h). */
+#define ULP_ARCH_TP_READ "mov %%g7, %0"
+#define ULP_ARCH_TP_WRITE "mov %0, %%g7"
+#define ULP_ARCH_TP_NAME "g7"
 /* No register left for the runtime (%g6/%g7 belong to the system and libc, GCC allocates %g1-%g5):
- * the self pointer is a __thread variable. */
-#include "self_tls.h"
+ * the self pointer is a __thread variable (self_tls.h). */
+#include "user_tp.h"
 
 static inline void ulp_arch_relax(void)
 {
