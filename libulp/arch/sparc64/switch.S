@@ -33,12 +33,9 @@
 
 	.text
 
-/* void ulp_arch_switch(ulp_ctx_t *from, ulp_ctx_t *to) */
-	.globl	ulp_arch_switch
-	.type	ulp_arch_switch, #function
-	.align	32
-ulp_arch_switch:
-	.cfi_startproc
+/* Allocate the switch frame, flush every older window to its home and note in the frame where
+ * the caller's window lives (%fp), where to return (%i7) and the FP control state (%fsr). */
+.macro SAVE_FRAME
 	save	%sp, -ULP_ARCH_FRAME_SIZE, %sp
 	.cfi_window_save
 	.cfi_register %o7, %i7
@@ -47,6 +44,15 @@ ulp_arch_switch:
 	stx	%fp, [%sp + BIAS + ULP_FRAME_FP]
 	stx	%i7, [%sp + BIAS + ULP_FRAME_I7]
 	stx	%fsr, [%sp + BIAS + ULP_FRAME_FSR]
+.endm
+
+/* void ulp_arch_switch(ulp_ctx_t *from, ulp_ctx_t *to) */
+	.globl	ulp_arch_switch
+	.type	ulp_arch_switch, #function
+	.align	32
+ulp_arch_switch:
+	.cfi_startproc
+	SAVE_FRAME
 	stx	%sp, [%i0]
 	ldx	[%i1], %sp
 .Lrestore_frame:
@@ -66,14 +72,7 @@ ulp_arch_switch:
 	.align	32
 ulp_arch_switch_call:
 	.cfi_startproc
-	save	%sp, -ULP_ARCH_FRAME_SIZE, %sp
-	.cfi_window_save
-	.cfi_register %o7, %i7
-	.cfi_def_cfa_register %fp
-	flushw
-	stx	%fp, [%sp + BIAS + ULP_FRAME_FP]
-	stx	%i7, [%sp + BIAS + ULP_FRAME_I7]
-	stx	%fsr, [%sp + BIAS + ULP_FRAME_FSR]
+	SAVE_FRAME
 	brnz,a,pt %i0, 1f	/* annulled: the store runs only when from != NULL */
 	 stx	%sp, [%i0]
 1:	ldx	[%i1], %sp
