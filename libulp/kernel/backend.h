@@ -12,30 +12,40 @@
 #define ULP_KERNEL_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct pvas_region;
 struct ulp_cb;
+
+/* Where a load placed the program: the process object (proc.c), the one writer of ULP state,
+ * puts it into the control block. */
+struct ulp_backend_image {
+	uintptr_t entry, sp;	      /* the program's entry point and initial stack pointer */
+	uintptr_t brk_start, brk_max; /* the brk heap: its start and how far it may grow */
+	uintptr_t mmap_lo;	      /* the mmap area: from here to the partition's end */
+};
 
 struct ulp_backend_ops {
 	const char *name;
 	/* Attach the backend to a region that has no ULP yet: 0 or -errno. */
 	int (*open)(struct pvas_region *r);
 	void (*close)(struct pvas_region *r);
-	/* Load path into cb's partition (control block mapped, pvid, region and part_lo/hi set):
-	 * entry, sp, brk and mmap areas filled in. 0, or -errno with "path: reason" in err; a
-	 * failed load holds nothing of the backend's. */
+	/* Load path into cb's partition (control block mapped, pvid, region and part_lo/hi set),
+	 * saying where in *img. 0, or -errno with "path: reason" in err; a failed load holds
+	 * nothing of the backend's. */
 	int (*load)(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
-		    char *err, size_t errlen);
+		    struct ulp_backend_image *img, char *err, size_t errlen);
 	/* execve in place (NULL: the backend cannot; exec then runs a child process). prepare:
 	 * every check of load that needs no memory of the partition, on a partition whose ULP
 	 * still runs its old program; *prep holds the opened files. commit: the old program's
 	 * memory goes (all of the partition but the control block), the new one is loaded as load
-	 * would; a failure there leaves the partition empty. abort: a prepared exec not done. The
-	 * strings stay the caller's until commit or abort. */
+	 * would (into *img); a failure there leaves the partition empty. abort: a prepared exec not
+	 * done. The strings stay the caller's until commit or abort. */
 	int (*exec_prepare)(struct ulp_cb *cb, const char *path, const char *execfn,
 			    char *const argv[], char *const envp[], void **prep, char *err,
 			    size_t errlen);
-	int (*exec_commit)(struct ulp_cb *cb, void *prep, char *err, size_t errlen);
+	int (*exec_commit)(struct ulp_cb *cb, void *prep, struct ulp_backend_image *img, char *err,
+			   size_t errlen);
 	void (*exec_abort)(void *prep);
 	/* The partition of a successful load is given back. */
 	void (*release)(struct ulp_cb *cb);

@@ -58,7 +58,7 @@ static void kmod_close(struct pvas_region *r)
 }
 
 static int kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
-		     char *err, size_t errlen)
+		     struct ulp_backend_image *img, char *err, size_t errlen)
 {
 	struct pvas_region *r = cb->region;
 	struct pvas_attach a;
@@ -94,11 +94,11 @@ static int kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], ch
 		kmod_release(cb);
 		return rc;
 	}
-	cb->entry = l.entry;
-	cb->sp = l.sp;
-	cb->brk_start = cb->brk_cur = cb->brk_mapped = l.brk_start;
-	cb->brk_max = l.brk_limit;
-	ulp_mm_init(cb, l.mmap_start, cb->part_hi); /* the layout: the mmap area runs to the end */
+	img->entry = l.entry;
+	img->sp = l.sp;
+	img->brk_start = l.brk_start;
+	img->brk_max = l.brk_limit;
+	img->mmap_lo = l.mmap_start; /* the layout: the mmap area runs to the end */
 	return 0;
 }
 

@@ -49,27 +49,22 @@ static void user_req(struct ulp_cb *cb, struct ulp_load_req *req, uint64_t aux[1
 	req->n_extra_auxv = 1;
 }
 
-/* What a load tells the control block: where to start, the heap, the mmap area. */
-static void user_loaded(struct ulp_cb *cb, const struct ulp_image *img)
+/* What a load tells the process object: where to start, the heap, the mmap area. */
+static void user_loaded(const struct ulp_cb *cb, const struct ulp_image *img,
+			struct ulp_backend_image *out)
 {
 	size_t size = cb->part_hi - cb->part_lo;
 
-	cb->entry = img->entry;
-	cb->sp = img->sp;
-	cb->brk_start = cb->brk_cur = cb->brk_mapped = img->brk_start;
-	cb->brk_max = cb->part_lo + PVAS_LAYOUT_BRK_END(size);
-	ulp_mm_init(cb, cb->part_lo + PVAS_LAYOUT_MMAP(size), cb->part_hi);
+	out->entry = img->entry;
+	out->sp = img->sp;
+	out->brk_start = img->brk_start;
+	out->brk_max = cb->part_lo + PVAS_LAYOUT_BRK_END(size);
+	out->mmap_lo = cb->part_lo + PVAS_LAYOUT_MMAP(size);
 }
 
-/*
- * The layout of include/uapi/pvas_ioctl.h (S = partition size): control block, stack (its guard
- * page protects the control block), program and brk heap up to 3S/16, interpreter, mmap area
- * from S/4 up, handed out bottom-up. Everything a small program touches sits in the partition's
- * first S/4, so it needs few page-table pages: each new one costs a fault (~85 us on the
- * development VM, bench/ulp_spawn.c) and 4 KiB per ULP.
- */
+/* A program loaded afresh into cb's partition, by the layout above (user_req). */
 static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
-		     char *err, size_t errlen)
+		     struct ulp_backend_image *out, char *err, size_t errlen)
 {
 	struct ulp_load_req req;
 	struct ulp_image img;
@@ -84,7 +79,7 @@ static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], ch
 	rc = ulp_load(&req, &img, err, errlen);
 	if (rc)
 		return rc;
-	user_loaded(cb, &img);
+	user_loaded(cb, &img, out);
 	return 0;
 }
 
@@ -121,7 +116,8 @@ static int user_exec_prepare(struct ulp_cb *cb, const char *path, const char *ex
 	return 0;
 }
 
-static int user_exec_commit(struct ulp_cb *cb, void *prep, char *err, size_t errlen)
+static int user_exec_commit(struct ulp_cb *cb, void *prep, struct ulp_backend_image *out, char *err,
+			    size_t errlen)
 {
 	struct user_prep *p = prep;
 	struct ulp_image img;
@@ -133,7 +129,7 @@ static int user_exec_commit(struct ulp_cb *cb, void *prep, char *err, size_t err
 	rc = ulp_load_commit(p->ld, &img, err, errlen);
 	free(p);
 	if (!rc)
-		user_loaded(cb, &img);
+		user_loaded(cb, &img, out);
 	return rc;
 }
 

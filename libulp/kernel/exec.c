@@ -416,6 +416,7 @@ static void commit_call(struct ulp_host_call *c)
 	struct ulp_cb *cb = p->cb;
 	struct pvas_region *r = cb->region;
 	int pvid = cb->pvid;
+	struct ulp_backend_image img;
 	const char *name;
 	char err[1024];
 	int rc;
@@ -428,7 +429,7 @@ static void commit_call(struct ulp_host_call *c)
 	cb->exec_prep = NULL;
 	ulp_tg_release(cb); /* its threads have all ended */
 	pvas_names_drop(r, pvid);
-	rc = r->backend->exec_commit(cb, p->bprep, err, sizeof(err));
+	rc = r->backend->exec_commit(cb, p->bprep, &img, err, sizeof(err));
 	p->bprep = NULL;
 	if (rc) {
 		fprintf(stderr,
@@ -447,7 +448,7 @@ static void commit_call(struct ulp_host_call *c)
 	snprintf(cb->exe, sizeof(cb->exe), "%s", p->exe);
 	ulp_ident_exec(cb);
 	prep_free(p); /* the strings are on the new stack */
-	ulp_proc_exec_loaded(cb);
+	ulp_proc_exec_loaded(cb, &img);
 	ulp_proc_unhold(r, pvid);
 }
 

@@ -350,10 +350,21 @@ static void unclaim(struct pvas_region *r, int pvid)
 	ulp_spin_unlock(&r->lock);
 }
 
+/* Where the backend placed the program: its start, its brk heap and its mmap area. */
+static void set_image(struct ulp_cb *cb, const struct ulp_backend_image *img)
+{
+	cb->entry = img->entry;
+	cb->sp = img->sp;
+	cb->brk_start = cb->brk_cur = cb->brk_mapped = img->brk_start;
+	cb->brk_max = img->brk_max;
+	ulp_mm_init(cb, img->mmap_lo, cb->part_hi);
+}
+
 int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const argv[],
 		  char *const envp[], struct ulp_cb **out, char *err, size_t errlen)
 {
 	size_t size = r->part_size;
+	struct ulp_backend_image img;
 	struct ulp_cb *cb;
 	uintptr_t lo;
 	int rc;
@@ -388,11 +399,12 @@ int ulp_proc_load(struct pvas_region *r, int pvid, const char *path, char *const
 	umask(cb->umask);
 	if (!realpath(path, cb->exe))
 		snprintf(cb->exe, sizeof(cb->exe), "%s", path); /* the load fails and says why */
-	rc = r->backend->load(cb, path, argv, envp, err, errlen);
+	rc = r->backend->load(cb, path, argv, envp, &img, err, errlen);
 	if (rc) {
 		unclaim(r, pvid);
 		return rc;
 	}
+	set_image(cb, &img);
 	strings_area(cb);
 	cb->task.kind = ULP_TASK_ULP;
 	cb->task.owner = cb;
@@ -462,8 +474,9 @@ static void restart(struct ulp_cb *cb, uintptr_t sp, void (*fn)(void *))
 		ulp_task_resume(&cb->task);
 }
 
-void ulp_proc_exec_loaded(struct ulp_cb *cb)
+void ulp_proc_exec_loaded(struct ulp_cb *cb, const struct ulp_backend_image *img)
 {
+	set_image(cb, img);
 	strings_area(cb);
 	cb->fault_addr = cb->fault_pc = 0;
 	cb->exit_status = cb->term_sig = 0;

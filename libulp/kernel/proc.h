@@ -66,6 +66,7 @@ struct ulp_proc_slot {
 };
 
 struct pvas_region;
+struct ulp_backend_image;
 struct ulp_backend_ops;
 struct ulp_cb;
 struct ulp_tg;
@@ -271,14 +272,14 @@ const struct ulp_sched_hooks *ulp_proc_sched_hooks(void);
  * Returns 1 when the ULP did not end but execs (exec.c): its task goes on, keep its reference. */
 int ulp_proc_exited(struct ulp_task *t);
 /* exec.c's state changes: RUNNING -> EXEC (0, or -EINVAL); the new program loaded: EXEC ->
- * RUNNING, started afresh at cb->entry (host side); the load failed past the point of no return:
+ * RUNNING, started afresh at img's entry (host side); the load failed past the point of no return:
  * EXEC -> RUNNING on a small stack, ending at once killed by SIGKILL. */
 int ulp_proc_exec_begin(struct ulp_cb *cb);
 /* A host call about cb is posted (hold, before the post) and done (unhold, its last touch of
  * cb): its partition is not released in between (exec.c: a task may die meanwhile). */
 void ulp_proc_hold(struct ulp_cb *cb);
 void ulp_proc_unhold(struct pvas_region *r, int pvid);
-void ulp_proc_exec_loaded(struct ulp_cb *cb);
+void ulp_proc_exec_loaded(struct ulp_cb *cb, const struct ulp_backend_image *img);
 void ulp_proc_exec_failed(struct ulp_cb *cb);
 /* execve from a ULP (exec.c, the trap): does not return once the new program is ready;
  * ULP_EXEC_CHILD when the target is one to run as a child process instead; else -errno, the old
