@@ -120,6 +120,8 @@ void ulp_io_recheck_waiters(void);
 
 /* 0: read/write never try RWF_NOWAIT (ULP_IO_RWF_NOWAIT=0; tests of the 6.1 path). */
 extern int ulp_io_rwf_nowait;
+/* 1: sockets take RWF_NOWAIT on this kernel (6.18 does, 6.1 not), so a refusal means no socket. */
+extern int ulp_io_sock_rwf_nowait;
 
 /* Yield policy of a trapped sched_yield: no bouncing between workers; nap when only yielders. */
 long ulp_io_yield(struct ulp_cb *cb);

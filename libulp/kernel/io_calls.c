@@ -41,6 +41,7 @@
 #define MAX_IOV 64    /* iovecs of a blocking writev continued after a short write */
 
 int ulp_io_rwf_nowait = 1;
+int ulp_io_sock_rwf_nowait;
 
 static long sys(long nr, long a, long b, long c, long d, long e, long f)
 {
@@ -144,6 +145,18 @@ struct rw {
 	long *a;       /* socket calls: the ULP's arguments */
 };
 
+/* A read or write of one buffer made for real, as the program's read/write/pread64/pwrite64. */
+static long plain_rw(const struct rw *c)
+{
+	int w = c->nr == SYS_pwritev2;
+
+	if (c->off < 0)
+		return sys(w ? SYS_write : SYS_read, c->fd, (long)c->iov->iov_base,
+			   (long)c->iov->iov_len, 0, 0, 0);
+	return sys(w ? SYS_pwrite64 : SYS_pread64, c->fd, (long)c->iov->iov_base,
+		   (long)c->iov->iov_len, (long)c->off, 0, 0);
+}
+
 static long rw_try(struct rw *c, int nowait)
 {
 	long *a = c->a;
@@ -157,7 +170,11 @@ static long rw_try(struct rw *c, int nowait)
 		return sys(c->nr, a[0], a[1], a[2] | (nowait ? MSG_DONTWAIT : 0), 0, 0, 0);
 	case SYS_accept4:
 		return sys(c->nr, a[0], a[1], a[2], a[3], 0, 0);
-	default: /* preadv2, pwritev2 with the split 64-bit offset */
+	default:
+		/* preadv2, pwritev2 with the split 64-bit offset; made for real on one buffer as
+		 * read/write/pread64/pwrite64: the same call, 0.1 us cheaper (no iovec to copy) */
+		if (!nowait && c->cnt == 1)
+			return plain_rw(c);
 		return sys(c->nr, c->fd, (long)c->iov, c->cnt, (long)c->off, 0,
 			   nowait ? RWF_NOWAIT : 0);
 	}
@@ -252,7 +269,8 @@ static long long sock_deadline(int fd, unsigned ev)
  * System calls, for the ping-pong of docs/syscalls.md: the try without blocking, and nothing
  * more when it goes through. When the driver refuses RWF_NOWAIT (-EOPNOTSUPP), the call
  * remembers it and asks a zero-timeout poll instead of trying again after each wait. O_NONBLOCK
- * and the socket timeout are read only before the first wait.
+ * and the socket timeout are read only before the first wait, the timeout only from what may be
+ * a socket: where every socket takes RWF_NOWAIT (ulp_io_sock_rwf_nowait), a refusal says none.
  */
 static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 {
@@ -261,14 +279,15 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 	long long deadline = 0;
 	long r, done = 0;
 	/* The socket calls' MSG_DONTWAIT works on every kernel; RWF_NOWAIT may be turned off */
-	int waited = 0,
-	    nowait = c->nr == SYS_preadv2 || c->nr == SYS_pwritev2 ? ulp_io_rwf_nowait : 1;
+	int rw = c->nr == SYS_preadv2 || c->nr == SYS_pwritev2;
+	int waited = 0, nowait = rw ? ulp_io_rwf_nowait : 1, no_sock = 0;
 
 	if (!io)
 		return rw_try(c, 0);
 	for (;;) {
 		r = nowait ? rw_try(c, 1) : -EOPNOTSUPP;
 		if (r == -EOPNOTSUPP) {
+			no_sock |= rw && nowait && ulp_io_sock_rwf_nowait;
 			nowait = 0;
 			r = poll0(c->fd, (short)ev) != 0 ? rw_native(c, whole) : -EAGAIN;
 		}
@@ -289,7 +308,7 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 			if (fd_nonblock(c->fd))
 				return done ? done : nowait ? r : rw_try(c, 0);
 			waited = 1;
-			deadline = sock_deadline(c->fd, ev);
+			deadline = no_sock ? 0 : sock_deadline(c->fd, ev);
 			ulp_io_wait_init(io, &wt, cb, 1);
 		}
 		r = park_fd(io, &wt, cb, c->fd, ev, deadline);

@@ -31,8 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 #include <ucontext.h>
 
 #define DEFAULT_QUANTUM_US 1000
@@ -224,6 +227,31 @@ static int env_us(const char *name, unsigned *us, const char *zero)
 	return 0;
 }
 
+/* Whether this kernel's sockets take RWF_NOWAIT: then a descriptor that refuses it is no socket
+ * and has no SO_RCVTIMEO to read (io_calls.c). Every socket file comes from sock_alloc_file,
+ * which gives them FMODE_NOWAIT, the flag RWF_NOWAIT asks for, all alike: on 6.18 unix stream,
+ * datagram and seqpacket, UDP, TCP and netlink sockets took it, on 6.1 none does. Two families
+ * are asked, to be sure (an empty one must answer EAGAIN, not EOPNOTSUPP). Hosted libc: before
+ * any worker runs. */
+static int sockets_take_rwf_nowait(void)
+{
+	int sv[2] = {-1, -1}, ok;
+	char c;
+	struct iovec iov = {&c, 1};
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return 0;
+	ok = preadv2(sv[0], &iov, 1, -1, RWF_NOWAIT) < 0 && errno == EAGAIN;
+	close(sv[0]);
+	close(sv[1]);
+	sv[0] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (sv[0] < 0)
+		return 0;
+	ok = ok && preadv2(sv[0], &iov, 1, -1, RWF_NOWAIT) < 0 && errno == EAGAIN;
+	close(sv[0]);
+	return ok;
+}
+
 int ulp_io_install(struct pvas_region *r)
 {
 	const char *q;
@@ -238,6 +266,7 @@ int ulp_io_install(struct pvas_region *r)
 	 * (pipes and sockets on 6.1), so that the tests run it on any kernel. */
 	q = getenv("ULP_IO_RWF_NOWAIT");
 	ulp_io_rwf_nowait = !(q && !strcmp(q, "0"));
+	ulp_io_sock_rwf_nowait = sockets_take_rwf_nowait();
 	region_lo = r->base;
 	region_hi = r->base + r->size;
 	/* On the ULP's stack (no SA_ONSTACK), re-entrant (SA_NODEFER: the next ULP must stay
