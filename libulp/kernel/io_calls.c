@@ -280,12 +280,13 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 	long r, done = 0;
 	/* The socket calls' MSG_DONTWAIT works on every kernel; RWF_NOWAIT may be turned off */
 	int rw = c->nr == SYS_preadv2 || c->nr == SYS_pwritev2;
-	int waited = 0, nowait = rw ? ulp_io_rwf_nowait : 1, no_sock = 0;
+	int waited = 0, nowait = rw ? ulp_io_rwf_nowait : 1, no_sock = 0, native = 0;
 
 	if (!io)
 		return rw_try(c, 0);
 	for (;;) {
-		r = nowait ? rw_try(c, 1) : -EOPNOTSUPP;
+		r = native ? rw_native(c, whole) : nowait ? rw_try(c, 1) : -EOPNOTSUPP;
+		native = 0;
 		if (r == -EOPNOTSUPP) {
 			no_sock |= rw && nowait && ulp_io_sock_rwf_nowait;
 			nowait = 0;
@@ -310,6 +311,13 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 			waited = 1;
 			deadline = no_sock ? 0 : sock_deadline(c->fd, ev);
 			ulp_io_wait_init(io, &wt, cb, 1);
+		}
+		/* Ready by poll, yet RWF_NOWAIT said EAGAIN: a regular file (waiting for the disk,
+		 * which no poll can end: parking would wake at once and try again for ever), or a
+		 * driver's spurious EAGAIN. The call is made for real. */
+		if (nowait && poll0(c->fd, (short)ev) != 0) {
+			native = 1;
+			continue;
 		}
 		r = park_fd(io, &wt, cb, c->fd, ev, deadline);
 		if (r)
