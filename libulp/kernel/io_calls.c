@@ -280,14 +280,15 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 	long r, done = 0;
 	/* The socket calls' MSG_DONTWAIT works on every kernel; RWF_NOWAIT may be turned off */
 	int rw = c->nr == SYS_preadv2 || c->nr == SYS_pwritev2;
-	int waited = 0, nowait = rw ? ulp_io_rwf_nowait : 1, no_sock = 0, native = 0;
+	int waited = 0, nowait = rw ? ulp_io_rwf_nowait : 1, no_sock = 0, native = 0, was_native;
 
 	if (!io)
 		return rw_try(c, 0);
 	for (;;) {
 		r = native ? rw_native(c, whole) : nowait ? rw_try(c, 1) : -EOPNOTSUPP;
+		was_native = native;
 		native = 0;
-		if (r == -EOPNOTSUPP) {
+		if (r == -EOPNOTSUPP && !was_native) {
 			no_sock |= rw && nowait && ulp_io_sock_rwf_nowait;
 			nowait = 0;
 			r = poll0(c->fd, (short)ev) != 0 ? rw_native(c, whole) : -EAGAIN;
@@ -302,6 +303,15 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 		}
 		if (r != -EAGAIN)
 			return done ? done : r;
+		/* Ready by poll, yet RWF_NOWAIT said EAGAIN: a regular file (waiting for the disk,
+		 * which no poll can end: parking would wake at once and try again for ever), or a
+		 * driver's spurious EAGAIN. The call is made for real, once, also on an O_NONBLOCK
+		 * descriptor: O_NONBLOCK means nothing to a regular file, whose read waits for the
+		 * disk in a process too (a page-cache miss gave EAGAIN to a ULP before). */
+		if (nowait && !was_native && poll0(c->fd, (short)ev) != 0) {
+			native = 1;
+			continue;
+		}
 		if (!waited) {
 			/* Made non-blocking by the program: the kernel's answer (the call itself
 			 * where the driver refused RWF_NOWAIT). Read only now: a call that goes
@@ -311,13 +321,6 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 			waited = 1;
 			deadline = no_sock ? 0 : sock_deadline(c->fd, ev);
 			ulp_io_wait_init(io, &wt, cb, 1);
-		}
-		/* Ready by poll, yet RWF_NOWAIT said EAGAIN: a regular file (waiting for the disk,
-		 * which no poll can end: parking would wake at once and try again for ever), or a
-		 * driver's spurious EAGAIN. The call is made for real. */
-		if (nowait && poll0(c->fd, (short)ev) != 0) {
-			native = 1;
-			continue;
 		}
 		r = park_fd(io, &wt, cb, c->fd, ev, deadline);
 		if (r)

@@ -79,6 +79,15 @@ for e in ULP_IO_RWF_NOWAIT=1 ULP_IO_RWF_NOWAIT=0; do
 	else no "FIFO and TCP pairs, timeouts and O_NONBLOCK ($e, -w 1)"; fi
 done
 
+# A regular file read through an O_NONBLOCK descriptor, out of the page cache: whole, as a
+# process reads it (RWF_NOWAIT's EAGAIN for a page on disk reached the ULP before).
+head -c 16000000 /dev/urandom >"$T/cold"
+if expect coldread 0 "$X" -w 1 $P coldread "$T/cold" && [ "$(lines '^coldread ok 16000000 bytes')" = 1 ] &&
+	expect coldread 0 $P coldread "$T/cold" && [ "$(lines '^coldread ok 16000000 bytes')" = 1 ]; then
+	ok "an O_NONBLOCK read of a regular file out of the page cache reads it whole, as a process"
+else no "an O_NONBLOCK read of a regular file out of the page cache reads it whole, as a process"; fi
+rm -f "$T/cold"
+
 # A ULP blocked in a sleep does not hold up another one's computation on the same worker: the
 # computing ULP (started second) finishes first.
 for how in sleep nanosleep select poll epoll; do

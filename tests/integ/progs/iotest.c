@@ -23,6 +23,8 @@
  *                               SO_RCVTIMEO of a socket dup2'ed over a FIFO); O_NONBLOCK pipes
  *                               and FIFOs give EAGAIN
  *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
+ *   coldread FILE               read FILE, evicted from the page cache first, through an
+ *                               O_NONBLOCK descriptor (which means nothing to a regular file)
  *   reads N                     N one-byte reads of /dev/zero: microseconds per call
  *   spinbarrier                 the ULP_SIZE ranks meet at a barrier by spinning on a shared
  * counter without any system call (the TiNy Threads case: more spinners than workers finish only
@@ -544,6 +546,30 @@ static int do_nonblock(void)
 	return 0;
 }
 
+static int do_coldread(const char *path)
+{
+	static char buf[1 << 20];
+	int fd = open(path, O_RDONLY);
+	long got = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		fail("open %s", path);
+	/* Evicted, so that RWF_NOWAIT finds no page and says EAGAIN */
+	fdatasync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	fd = open(path, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		fail("open %s", path);
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		got += r;
+	if (r < 0)
+		fail("read %s", path);
+	printf("coldread ok %ld bytes\n", got);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -639,6 +665,8 @@ int main(int argc, char **argv)
 		return do_timeouts();
 	if (!strcmp(mode, "nonblock"))
 		return do_nonblock();
+	if (!strcmp(mode, "coldread") && argc >= 3)
+		return do_coldread(argv[2]);
 	fprintf(stderr, "iotest: unknown mode or missing arguments: %s\n", mode);
 	return 2;
 }
