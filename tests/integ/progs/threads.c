@@ -317,11 +317,14 @@ static void *cancel_in_sleep(void *a)
 	return NULL;
 }
 
+static atomic_int async_armed;
+
 static void *cancel_async(void *a)
 {
 	volatile long spin = 0;
 
 	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+	atomic_store(&async_armed, 1);
 	for (;;) {
 		spin++;
 		if (spin % 100000 == 0)
@@ -369,8 +372,14 @@ static void test_cancel_kill(void)
 	pthread_cancel(t);
 	pthread_join(t, &r);
 	CHECK("cancel-sleep", r == PTHREAD_CANCELED, "ret %p", r);
+	/* Cancel only once the thread is asynchronous. Otherwise the test is a race between the
+	 * cancel and the thread's start: on a loaded machine (3 tasks, 2 loops of the test on 2
+	 * CPUs) the thread spun on uncancelled about 1 run in 30, its SIGCANCEL taken (glibc's
+	 * handler acts only on an asynchronous thread) with nothing pending any more. */
 	pthread_create(&t, NULL, cancel_async, NULL);
-	usleep(20000);
+	while (!atomic_load(&async_armed))
+		usleep(1000);
+	usleep(2000);
 	pthread_cancel(t);
 	pthread_join(t, &r);
 	CHECK("cancel-async", r == PTHREAD_CANCELED, "ret %p", r);
