@@ -98,12 +98,17 @@ else no "pvas_ulp_switch to ULPs that are ending never faults"; fi
 # Ending ulpspawn ends every task: no process is left behind (SIGTERM and SIGINT go on to the
 # ranks, whose default action ends them; SIGKILL takes the tasks with it).
 for sig in TERM INT KILL; do
-	"$S" -n 4 -t 4 -w 1 "$P/probe" spin >"$T/out" 2>&1 &
+	# an output file of its own: a task of the case before may still be writing into the old one
+	rm -f "$T/out"
+	"$S" -n 4 -t 4 -w 1 "$P/probe" spin >"$T/out.$sig" 2>&1 &
 	sp=$!
 	i=0
 	# every rank runs (60 s: four spinning tasks start slowly on a loaded machine)
-	while [ "$(lines '^pid ')" -lt 4 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-	pids=$(sed -n 's/^pid //p' "$T/out" | sort -u)
+	while [ "$(grep -c '^pid ' "$T/out.$sig")" -lt 4 ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	pids=$(sed -n 's/^pid //p' "$T/out.$sig" | sort -u)
 	kill -$sig $sp
 	wait $sp 2>/dev/null
 	sp_rc=$?
@@ -115,6 +120,7 @@ for sig in TERM INT KILL; do
 		[ -n "$st" ] && [ "$st" != Z ] && left=$((left + 1))
 	done
 	case $sig in TERM) want=143 ;; INT) want=130 ;; *) want=137 ;; esac
+	cp "$T/out.$sig" "$T/out"
 	if [ "$(echo "$pids" | wc -w)" = 4 ] && [ $left = 0 ] && [ "$sp_rc" = $want ]; then
 		ok "SIG$sig to ulpspawn leaves no task process behind (exit status $want)"
 	else
@@ -127,10 +133,11 @@ done
 # A rank that waits in a loop of pvas_yield makes no system call; with --quantum 0 nothing
 # preempts it either: the SIGTERM sent on must still end it (it is acted on when the call
 # returns). Before, such a job outlived the SIGTERM forever.
-"$S" --quantum 0 -n 3 -t 1 -w 1 "$P/probe" yieldspin >"$T/out" 2>&1 &
+rm -f "$T/out"
+"$S" --quantum 0 -n 3 -t 1 -w 1 "$P/probe" yieldspin >"$T/out.ys" 2>&1 &
 sp=$!
 i=0
-while [ "$(lines '^pid ')" -lt 3 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+while [ "$(grep -c '^pid ' "$T/out.ys")" -lt 3 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 kill -TERM $sp
 i=0
 while kill -0 $sp 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -141,6 +148,7 @@ if kill -0 $sp 2>/dev/null; then
 else
 	wait $sp
 	sp_rc=$?
+	cp "$T/out.ys" "$T/out"
 	if [ $sp_rc = 143 ] && [ "$(lines 'killed by SIGTERM')" = 3 ]; then
 		ok "--quantum 0: SIGTERM ends ranks that wait in pvas_yield"
 	else
