@@ -58,7 +58,7 @@ struct pvas {
 	uint32_t req_lock;
 	struct pvas_req *reqs;
 	struct ulp_host_call *calls; /* the runtime's (proc.h), run in the order posted */
-	_Atomic uint32_t req_seq; /* futex the server sleeps on */
+	_Atomic uint32_t req_seq;    /* futex the server sleeps on */
 	_Atomic int stop;
 };
 
