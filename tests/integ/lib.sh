@@ -28,3 +28,40 @@ finish() {
 	echo "$1: $pass passed, $fail failed"
 	[ "$fail" = 0 ]
 }
+# term_ends NAME N PATTERN COMMAND...: start COMMAND (output in $T/out.term), wait until N lines
+# match PATTERN (at most 60 s), send it one SIGTERM: it must end within 30 s with status 143
+# and N ranks "killed by SIGTERM" (kept in $T/out).
+term_ends() {
+	te_name=$1 te_n=$2 te_pat=$3
+	shift 3
+	rm -f "$T/out"
+	"$@" >"$T/out.term" 2>&1 &
+	te_pid=$!
+	te_i=0
+	while [ "$(grep -c "$te_pat" "$T/out.term")" -lt "$te_n" ] && [ $te_i -lt 600 ]; do
+		sleep 0.1
+		te_i=$((te_i + 1))
+	done
+	kill -TERM $te_pid
+	te_i=0
+	while kill -0 $te_pid 2>/dev/null && [ $te_i -lt 300 ]; do
+		sleep 0.1
+		te_i=$((te_i + 1))
+	done
+	if kill -0 $te_pid 2>/dev/null; then
+		kill -9 $te_pid
+		wait $te_pid 2>/dev/null
+		cp "$T/out.term" "$T/out"
+		no "$te_name (still running 30 s after SIGTERM)"
+		return
+	fi
+	wait $te_pid
+	te_rc=$?
+	cp "$T/out.term" "$T/out"
+	if [ $te_rc = 143 ] && [ "$(lines 'killed by SIGTERM')" = "$te_n" ]; then
+		ok "$te_name"
+	else
+		echo "exit status $te_rc" >>"$T/out"
+		no "$te_name"
+	fi
+}

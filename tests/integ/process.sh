@@ -67,27 +67,7 @@ fi
 # A signal from outside reaches a ULP between two programs (pending signals survive exec): ranks
 # that exec themselves in a loop all end on ulpspawn's first SIGTERM. Before, a ULP in the middle
 # of its exec missed it and the job ran on until a second one.
-"$S" -n 8 -t 2 -w 1 $P/execs loop >"$T/out" 2>&1 &
-sp=$!
-i=0
-while [ "$(lines '^looping$')" -lt 8 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-kill -TERM $sp
-i=0
-while kill -0 $sp 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-if kill -0 $sp 2>/dev/null; then
-	kill -9 $sp
-	wait $sp 2>/dev/null
-	no "SIGTERM reaches ranks that exec in a loop (still running after 30 s)"
-else
-	wait $sp
-	sp_rc=$?
-	if [ $sp_rc = 143 ] && [ "$(lines 'killed by SIGTERM')" = 8 ]; then
-		ok "SIGTERM reaches ranks that exec in a loop"
-	else
-		echo "exit status $sp_rc" >>"$T/out"
-		no "SIGTERM reaches ranks that exec in a loop"
-	fi
-fi
+term_ends "SIGTERM reaches ranks that exec in a loop" 8 '^looping$' "$S" -n 8 -t 2 -w 1 $P/execs loop
 # A non-PIE target runs as a child process: said once on stderr, its status is the ULP's.
 if expect "exec non-PIE" 0 $X -n 2 /usr/bin/env ULP_RANK=3 $P/exec_nopie &&
 	[ "$(lines 'not a position-independent executable (ET_EXEC): it runs as a child')" = 1 ] &&

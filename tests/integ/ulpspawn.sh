@@ -133,29 +133,8 @@ done
 # A rank that waits in a loop of pvas_yield makes no system call; with --quantum 0 nothing
 # preempts it either: the SIGTERM sent on must still end it (it is acted on when the call
 # returns). Before, such a job outlived the SIGTERM forever.
-rm -f "$T/out"
-"$S" --quantum 0 -n 3 -t 1 -w 1 "$P/probe" yieldspin >"$T/out.ys" 2>&1 &
-sp=$!
-i=0
-while [ "$(grep -c '^pid ' "$T/out.ys")" -lt 3 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-kill -TERM $sp
-i=0
-while kill -0 $sp 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-if kill -0 $sp 2>/dev/null; then
-	kill -9 $sp
-	wait $sp 2>/dev/null
-	no "--quantum 0: SIGTERM ends ranks that wait in pvas_yield (still running after 10 s)"
-else
-	wait $sp
-	sp_rc=$?
-	cp "$T/out.ys" "$T/out"
-	if [ $sp_rc = 143 ] && [ "$(lines 'killed by SIGTERM')" = 3 ]; then
-		ok "--quantum 0: SIGTERM ends ranks that wait in pvas_yield"
-	else
-		echo "exit status $sp_rc" >>"$T/out"
-		no "--quantum 0: SIGTERM ends ranks that wait in pvas_yield"
-	fi
-fi
+term_ends "--quantum 0: SIGTERM ends ranks that wait in pvas_yield" 3 '^pid ' \
+	"$S" --quantum 0 -n 3 -t 1 -w 1 "$P/probe" yieldspin
 
 if expect run 2 "$S" -n 2 -t 3 /bin/true && grep -q 'more tasks' "$T/out" &&
 	expect run 2 "$S" --bind 9-2 -n 1 /bin/true && grep -q 'CPU list' "$T/out" &&
