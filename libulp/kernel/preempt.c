@@ -73,8 +73,14 @@ static void account(struct ulp_worker *w, struct ulp_task *t, int user)
 	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	d = iw->cpu_seen && now > iw->cpu_seen ? now - iw->cpu_seen : 0;
 	iw->cpu_seen = now;
-	if (t && t->owner && d)
-		atomic_fetch_add(&((struct ulp_cb *)t->owner)->cpu_ns[user ? 0 : 1], d);
+	if (t && t->owner && d) {
+		struct ulp_cb *cb = t->owner;
+		struct ulp_uthread *u = ulp_tg_thread_of(cb, t);
+
+		atomic_fetch_add(&cb->cpu_ns[user ? 0 : 1], d);
+		if (u) /* and to the thread, for CLOCK_THREAD_CPUTIME_ID */
+			atomic_fetch_add(&u->cpu_ns[user ? 0 : 1], d);
+	}
 }
 
 void ulp_preempt_account_now(struct ulp_worker *w)

@@ -145,35 +145,112 @@ static void ns_tv(uint64_t ns, struct timeval *tv)
 	tv->tv_usec = (suseconds_t)(ns % 1000000000u / 1000u);
 }
 
-/* RUSAGE_SELF and RUSAGE_THREAD: the ULP's times, the task's other fields (maxrss, faults...);
- * RUSAGE_CHILDREN: the kernel's (the task's waited children). */
+/* Linux's encoding of the CPU clock of a given process or thread (clock_getcpuclockid,
+ * pthread_getcpuclockid): ~id << 3 | which, 4 set for a thread, id 0: the caller. */
+#define CPUCLOCK_PERTHREAD 4
+#define CPUCLOCK_WHICH 3
+#define CPUCLOCK_VIRT 1	   /* user time; PROF and SCHED: user + system */
+#define CPUCLOCK_CLOCKFD 3 /* a dynamic clock (a file), not a CPU clock */
+
+/* The calling ULP's process times (user, system ns). */
+static void ulp_times(struct ulp_cb *cb, uint64_t ns[2])
+{
+	ns[0] = atomic_load(&cb->cpu_ns[0]);
+	ns[1] = atomic_load(&cb->cpu_ns[1]);
+}
+
+/* The calling thread's times: its own once the ULP has threads, else the ULP's. */
+static void thread_times(struct ulp_cb *cb, uint64_t ns[2])
+{
+	struct ulp_uthread *u = ulp_tg_current(cb);
+
+	if (!u) {
+		ulp_times(cb, ns);
+		return;
+	}
+	ns[0] = atomic_load(&u->cpu_ns[0]);
+	ns[1] = atomic_load(&u->cpu_ns[1]);
+}
+
+/*
+ * The times CPU clock clk reads for the calling ULP: 0, or -ESRCH when clk is not one of the
+ * ULP's (a wall clock, another process's CPU clock or a thread that is not the ULP's: the
+ * kernel's then). *user_only: the clock counts user time alone (CPUCLOCK_VIRT).
+ */
+static int cpu_times(struct ulp_cb *cb, int clk, uint64_t ns[2], int *user_only)
+{
+	int id;
+
+	*user_only = 0;
+	if (clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID) {
+		if (clk == CLOCK_PROCESS_CPUTIME_ID)
+			ulp_times(cb, ns);
+		else
+			thread_times(cb, ns);
+		return 0;
+	}
+	if (clk >= 0 || (clk & CPUCLOCK_WHICH) == CPUCLOCK_CLOCKFD)
+		return -ESRCH;
+	*user_only = (clk & CPUCLOCK_WHICH) == CPUCLOCK_VIRT;
+	id = ~((clk - (clk & 7)) / 8); /* ~(clk >> 3), without shifting a negative value */
+	if (!(clk & CPUCLOCK_PERTHREAD)) {
+		if (id != 0 && id != cb->pid)
+			return -ESRCH;
+		ulp_times(cb, ns);
+		return 0;
+	}
+	if (id == 0) {
+		thread_times(cb, ns);
+		return 0;
+	}
+	if (!cb->tg) { /* one thread: its id is the ULP's pid */
+		if (id != cb->pid)
+			return -ESRCH;
+		ulp_times(cb, ns);
+		return 0;
+	}
+	return ulp_tg_thread_cpu(cb, id, ns);
+}
+
+/* RUSAGE_SELF: the ULP's times, RUSAGE_THREAD: the calling thread's, and the task's other
+ * fields (maxrss, faults...); RUSAGE_CHILDREN: the kernel's (the task's waited children). */
 long ulp_sys_getrusage(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	struct rusage *ru = (struct rusage *)s->a[1];
 	long r = ulp_arch_syscall(SYS_getrusage, s->a[0], s->a[1], 0, 0, 0, 0);
+	uint64_t ns[2];
 
 	if (r || (s->a[0] != RUSAGE_SELF && s->a[0] != RUSAGE_THREAD))
 		return r;
-	ns_tv(atomic_load(&cb->cpu_ns[0]), &ru->ru_utime);
-	ns_tv(atomic_load(&cb->cpu_ns[1]), &ru->ru_stime);
+	if (s->a[0] == RUSAGE_SELF)
+		ulp_times(cb, ns);
+	else
+		thread_times(cb, ns);
+	ns_tv(ns[0], &ru->ru_utime);
+	ns_tv(ns[1], &ru->ru_stime);
 	return 0;
 }
 
-/* CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID of a ULP (clock() reads the first): its
- * CPU time as getrusage counts it, brought up to date first. The thread clock is the ULP's too
- * (its threads are not accounted apart). */
+/* A CPU clock of the ULP (clock() reads CLOCK_PROCESS_CPUTIME_ID): its CPU time as getrusage
+ * counts it, brought up to date first; CLOCK_THREAD_CPUTIME_ID and pthread_getcpuclockid's
+ * clocks: the thread's own. Any other clock: the kernel's. */
 long ulp_sys_cpu_clock(struct ulp_cb *cb, long clk, struct timespec *ts)
 {
-	uint64_t ns;
+	uint64_t ns[2];
+	int user_only;
 
-	if (clk != CLOCK_PROCESS_CPUTIME_ID && clk != CLOCK_THREAD_CPUTIME_ID)
+	if ((int)clk >= 0 && clk != CLOCK_PROCESS_CPUTIME_ID && clk != CLOCK_THREAD_CPUTIME_ID)
+		return ulp_arch_syscall(SYS_clock_gettime, clk, (long)ts, 0, 0, 0,
+					0); /* a wall clock */
+	ulp_preempt_account_now(ulp_worker_self());
+	if (cpu_times(cb, (int)clk, ns, &user_only))
 		return ulp_arch_syscall(SYS_clock_gettime, clk, (long)ts, 0, 0, 0, 0);
 	if (!ulp_sys_range_ok(cb, (uintptr_t)ts, sizeof(*ts)))
 		return -EFAULT;
-	ulp_preempt_account_now(ulp_worker_self());
-	ns = atomic_load(&cb->cpu_ns[0]) + atomic_load(&cb->cpu_ns[1]);
-	ts->tv_sec = (time_t)(ns / 1000000000u);
-	ts->tv_nsec = (long)(ns % 1000000000u);
+	if (!user_only)
+		ns[0] += ns[1];
+	ts->tv_sec = (time_t)(ns[0] / 1000000000u);
+	ts->tv_nsec = (long)(ns[0] % 1000000000u);
 	return 0;
 }
 

@@ -112,20 +112,28 @@ static struct ulp_tg *tg_get(struct ulp_cb *cb)
 	tg->leader.cb = cb;
 	tg->leader.tg = tg;
 	tg->leader.tid = (int)leader_tid(cb);
+	/* the leader's thread has run as long as the ULP so far */
+	atomic_store(&tg->leader.cpu_ns[0], atomic_load(&cb->cpu_ns[0]));
+	atomic_store(&tg->leader.cpu_ns[1], atomic_load(&cb->cpu_ns[1]));
 	__atomic_store_n(&cb->tg, tg, __ATOMIC_RELEASE);
 	return tg;
 }
 
-struct ulp_uthread *ulp_tg_current(struct ulp_cb *cb)
+struct ulp_uthread *ulp_tg_thread_of(struct ulp_cb *cb, struct ulp_task *t)
 {
-	struct ulp_tg *tg = cb->tg;
-	struct ulp_task *t = ulp_cur_task();
+	struct ulp_tg *tg = __atomic_load_n(&cb->tg, __ATOMIC_ACQUIRE);
 
-	if (!tg)
-		return NULL;
+	if (!tg || !t || t->kind != ULP_TASK_ULP)
+		return NULL; /* a ULT the runtime started on the ULP's behalf is none of its threads
+			      */
 	if (t == &cb->task)
 		return &tg->leader;
 	return (struct ulp_uthread *)((char *)t - offsetof(struct ulp_uthread, task));
+}
+
+struct ulp_uthread *ulp_tg_current(struct ulp_cb *cb)
+{
+	return ulp_tg_thread_of(cb, ulp_cur_task());
 }
 
 /* The thread of this ULP with id tid, or NULL. Group lock held. */
@@ -139,6 +147,23 @@ static struct ulp_uthread *find_locked(struct ulp_tg *tg, long tid)
 		if (u->tid == tid && !u->ended)
 			return u;
 	return NULL;
+}
+
+int ulp_tg_thread_cpu(struct ulp_cb *cb, long tid, uint64_t ns[2])
+{
+	struct ulp_tg *tg = __atomic_load_n(&cb->tg, __ATOMIC_ACQUIRE);
+	struct ulp_uthread *u;
+
+	if (!tg)
+		return -ESRCH;
+	ulp_spin_lock(&tg->lock);
+	u = find_locked(tg, tid);
+	if (u) {
+		ns[0] = atomic_load(&u->cpu_ns[0]);
+		ns[1] = atomic_load(&u->cpu_ns[1]);
+	}
+	ulp_spin_unlock(&tg->lock);
+	return u ? 0 : -ESRCH;
 }
 
 static int alloc_tid(struct ulp_cb *cb, struct ulp_tg *tg)

@@ -62,9 +62,10 @@ static void fix_altstack(ucontext_t *uc)
 
 /*
  * A ULP's libc reads clocks in the vDSO, the host's code outside the region, which makes the
- * system call itself for the CPU clocks: the filter traps clock_gettime of CLOCK_PROCESS_CPUTIME_ID
- * and CLOCK_THREAD_CPUTIME_ID from the vDSO too (vdso_lo, vdso_hi), for every thread of the
- * process: a ULP's call is answered for the ULP, any other thread's by the kernel. Which threads
+ * system call itself for the CPU clocks: the filter traps clock_gettime of
+ * CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID and the negative ids (a given process's or
+ * thread's clock) from the vDSO too (vdso_lo, vdso_hi), for every thread of the process: a ULP's
+ * call is answered for the ULP, any other thread's by the kernel. Which threads
  * are workers is kept by kernel tid, so that no other thread reads gs (where it is not the
  * runtime's, and rdgsbase is not allowed, that read would fault).
  */
@@ -223,15 +224,18 @@ static int install_filter(struct pvas_region *r)
 	 * unless it is one. */
 	if (vdso_hi) {
 		STMT(BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_IP_HI);
-		JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(vdso_lo >> 32), 0, 9);
+		JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(vdso_lo >> 32), 0, 10);
 		STMT(BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_IP_LO);
-		JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)vdso_lo, 0, 7);
-		JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)vdso_hi, 6, 0);
+		JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)vdso_lo, 0, 8);
+		JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)vdso_hi, 7, 0);
 		STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-		JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_gettime, 0, 4);
+		JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_gettime, 0, 5);
 		STMT(BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_ARG0_LO);
-		JUMP(BPF_JMP | BPF_JEQ | BPF_K, CLOCK_PROCESS_CPUTIME_ID, 1, 0);
-		JUMP(BPF_JMP | BPF_JEQ | BPF_K, CLOCK_THREAD_CPUTIME_ID, 0, 1);
+		JUMP(BPF_JMP | BPF_JEQ | BPF_K, CLOCK_PROCESS_CPUTIME_ID, 2, 0);
+		JUMP(BPF_JMP | BPF_JEQ | BPF_K, CLOCK_THREAD_CPUTIME_ID, 1, 0);
+		/* a negative id: the CPU clock of a given process or thread (pthread_getcpuclockid)
+		 */
+		JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, 0, 1);
 		STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
 	}
 	/* Region bounds are 4 GiB aligned: the high word of the pc decides. */

@@ -33,7 +33,10 @@ struct ulp_uthread {
 	_Atomic unsigned long sigpending; /* bit sig-1: sent to this thread, not delivered yet */
 	unsigned long wait_mask;	  /* its signal mask while parked in a futex wait */
 	unsigned long sigmask;		  /* its signal mask (the leader's: cb->sig.mask) */
-	struct ulp_uthread *gnext;	  /* the group's thread list / free list */
+	/* CPU time of this thread, user and system, in ns (preempt.c charges it with the ULP's;
+	 * the leader's starts at the ULP's when the group is made) */
+	_Atomic uint64_t cpu_ns[2];
+	struct ulp_uthread *gnext; /* the group's thread list / free list */
 	/* futex wait: guarded by the bucket lock */
 	struct ulp_futex_bucket *fbucket;
 	struct ulp_uthread *fnext;
@@ -97,6 +100,10 @@ static inline struct ulp_task *ulp_cur_task(void)
 
 /* The ULP thread running now, NULL when the ULP has no thread group yet. */
 struct ulp_uthread *ulp_tg_current(struct ulp_cb *cb);
+/* The thread of cb that scheduler task t runs (NULL: cb has no thread group). */
+struct ulp_uthread *ulp_tg_thread_of(struct ulp_cb *cb, struct ulp_task *t);
+/* CPU time (user, system ns) of cb's thread tid: 0, or -ESRCH when cb has no such thread. */
+int ulp_tg_thread_cpu(struct ulp_cb *cb, long tid, uint64_t ns[2]);
 
 /* The exit path of a non-leader thread, from ulp_proc_exited on the next task's stack: its
  * clear-tid word, then the group's count (the leader may end the ULP from then on). */

@@ -99,6 +99,19 @@ if echo "$want" | grep -q 'team=4' && expect omp 0 "$X" -n 3 -w 2 "$P/threads_om
 	ok "OpenMP (4 threads) in 3 ULPs: same reduction as the process ($want)"
 else no "OpenMP (4 threads) in 3 ULPs: same reduction as the process"; fi
 
+# CPU clocks per thread: CLOCK_THREAD_CPUTIME_ID, pthread_getcpuclockid and RUSAGE_THREAD give
+# each thread its own time (one computes 300 ms, one sleeps, main waits), as in the process.
+if expect cpuclock 0 "$P/threads_dyn" cpuclock && [ "$(lines '^ok cpuclock')" = 3 ]; then
+	for how in "$X -n 2 -w 1" "$X -n 2 -w 2" "$S -n 2 -t 1 -w 2"; do
+		for g in threads threads_dyn; do
+			if expect cpuclock 0 $how "$P/$g" cpuclock &&
+				[ "$(lines '^ok cpuclock')" = 6 ] && [ "$(lines FAIL)" = 0 ]; then
+				ok "$g: each thread's CPU clock is its own ($how), as in the process"
+			else no "$g: each thread's CPU clock is its own ($how), as in the process"; fi
+		done
+	done
+else no "CPU clocks per thread as a process"; fi
+
 # 4. how a threaded ULP ends
 if expect mainexit 0 "$X" -w 2 "$P/threads_dyn" mainexit && [ "$(lines 'ok mainexit')" = 1 ]; then
 	ok "main thread's pthread_exit: the ULP lives until its last thread ends"

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -598,8 +599,9 @@ static void test_killstorm(int rounds)
 	for (i = 0; i < STORM_THREADS; i++)
 		got += storm_handled[i];
 	/* pending signals merge, as in the kernel: at most one per kill, at least one per thread */
-	CHECK("killstorm", !bad && got > 0 && got <= sent && storm_handled[0] && storm_handled[1] &&
-			       storm_handled[2] && !storm_outside,
+	CHECK("killstorm",
+	      !bad && got > 0 && got <= sent && storm_handled[0] && storm_handled[1] &&
+		  storm_handled[2] && !storm_outside,
 	      "bad %d sent %ld handled %ld/%ld/%ld, %ld outside the program's code", bad, sent,
 	      storm_handled[0], storm_handled[1], storm_handled[2], (long)storm_outside);
 }
@@ -788,11 +790,90 @@ static void *many_fn(void *a)
 	return NULL;
 }
 
+/* ---- cpuclock: CPU clocks per thread ---- */
+
+static long clock_ms(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return -1;
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static atomic_int burn_done, burn_may_end;
+static long burn_self_ms, burn_rusage_ms;
+
+/* Computes until its own thread clock says 300 ms (at most 60 s of wall time). */
+static void *burner(void *arg)
+{
+	volatile unsigned long x = 0;
+	time_t t0 = time(NULL);
+	struct rusage ru;
+
+	(void)arg;
+	while (clock_ms(CLOCK_THREAD_CPUTIME_ID) < 300 && time(NULL) < t0 + 60)
+		for (int i = 0; i < 100000; i++)
+			x += (unsigned long)i * i;
+	burn_self_ms = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+	getrusage(RUSAGE_THREAD, &ru);
+	burn_rusage_ms = ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 +
+			 ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
+	atomic_store(&burn_done, 1);
+	while (!atomic_load(&burn_may_end))
+		usleep(1000);
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&burn_may_end))
+		usleep(5000);
+	return NULL;
+}
+
+/* One thread computes 300 ms of CPU, one sleeps, main waits: each thread's CPU clock
+ * (CLOCK_THREAD_CPUTIME_ID, pthread_getcpuclockid, RUSAGE_THREAD) counts its own time only, and
+ * the process clock all of it. */
+static int test_cpuclock(void)
+{
+	pthread_t b, s;
+	clockid_t cb, cs;
+	long busy, idle, own, proc;
+
+	pthread_create(&b, NULL, burner, NULL);
+	pthread_create(&s, NULL, sleeper, NULL);
+	while (!atomic_load(&burn_done))
+		usleep(2000);
+	pthread_getcpuclockid(b, &cb);
+	pthread_getcpuclockid(s, &cs);
+	busy = clock_ms(cb);
+	idle = clock_ms(cs);
+	own = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+	proc = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+	atomic_store(&burn_may_end, 1);
+	pthread_join(b, NULL);
+	pthread_join(s, NULL);
+	CHECK("cpuclock thread", burn_self_ms >= 300 && burn_rusage_ms >= 250,
+	      "the computing thread's own clock %ld ms, RUSAGE_THREAD %ld ms", burn_self_ms,
+	      burn_rusage_ms);
+	CHECK("cpuclock other threads",
+	      busy >= 300 && idle >= 0 && idle < 100 && own >= 0 && own < 100,
+	      "pthread_getcpuclockid: computing %ld ms, sleeping %ld ms; main's own %ld ms", busy,
+	      idle, own);
+	CHECK("cpuclock process", proc >= busy, "process %ld ms < computing thread %ld ms", proc,
+	      busy);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "all";
 	pthread_t t;
 
+	if (!strcmp(mode, "cpuclock"))
+		return test_cpuclock();
 	if (!strcmp(mode, "mainexit")) {
 		pthread_create(&t, NULL, late_print, NULL);
 		pthread_exit(NULL);
