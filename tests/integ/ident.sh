@@ -59,7 +59,7 @@ fi
 # Start `ident wait` in 4 ranks (args: launcher and its options), wait until each wrote its pid.
 start_wait() {
 	rm -rf "$T/w" && mkdir "$T/w"
-	timeout 120 "$@" $P/ident wait "$T/w" >"$T/out" 2>&1 &
+	timeout -k 30 120 "$@" $P/ident wait "$T/w" >"$T/out" 2>&1 &
 	jp=$!
 	i=0
 	while [ "$(ls "$T/w" | grep -c '^pid')" != 4 ] && [ $i -lt 600 ]; do

@@ -96,7 +96,7 @@ fi
 sig_job() {
 	sj_sig=$1 sj_n=$2
 	shift 2
-	timeout 120 "$@" >"$T/out" 2>&1 &
+	timeout -k 30 120 "$@" >"$T/out" 2>&1 &
 	tp=$!
 	wait_waiting "$sj_n"
 	kill -"$sj_sig" "$(pgrep -P $tp)"
@@ -154,7 +154,7 @@ fi
 # Ranks that ignore it: the job goes on; a second SIGINT or SIGTERM ends it (status 128+the
 # second signal) and leaves no task behind.
 for second in INT TERM; do
-	timeout 120 $S -n 3 -t 2 -w 1 $P/sigs ignore >"$T/out" 2>&1 &
+	timeout -k 30 120 $S -n 3 -t 2 -w 1 $P/sigs ignore >"$T/out" 2>&1 &
 	tp=$!
 	wait_waiting 3
 	sp=$(pgrep -P $tp)
