@@ -73,6 +73,12 @@ struct ulp_ksigaction {
 #define ULP_SIG_TICK 63
 #define ULP_SIG_WAKE 62
 #define ULP_SIG_IDENT 61
+/* A kick (libulp/kernel/sys_thread.c): tgkill to the worker running a ULP thread that another
+ * thread marked, so that it looks now. It rides on the tick's signal, told apart by its si_code
+ * (SI_TKILL). Not SIGSYS, as it was: a standard signal does not queue, so a kick still pending
+ * when that worker's ULP made a trapped call merged with the trap's own SIGSYS, and the call was
+ * lost (the handler saw a kick; the call returned its own number). A real-time signal queues. */
+#define ULP_SIG_KICK ULP_SIG_TICK
 
 /*
  * Signals the runtime owns in every process that runs ULPs: SIGSYS carries the syscall trap, the

@@ -21,6 +21,9 @@
  * one to two quanta. A ULP that computes without calls looks the same and gets the short turns
  * too (a few switches more per quantum, shared fairly); one alone on its worker is not preempted
  * and the tick goes back to the quantum. ULP_SPIN_QUANTUM_US=0 turns this off.
+ *
+ * Kicks (ULP_SIG_KICK, sys_thread.c) come on the tick's signal from tgkill (SI_TKILL): the
+ * handler then only makes the running ULP thread look at its marks (kicked), it preempts nothing.
  */
 #include "io.h"
 #include "ulp_signal.h"
@@ -119,6 +122,21 @@ static int turn_over(struct ulp_io_worker *iw, struct ulp_task *t, int spinner)
 	return iw->ticks_seen && iw->ticks_seen * iw->period_us >= ulp_quantum_us;
 }
 
+/* A kick (ULP_SIG_KICK, sys_thread.c): another thread marked the ULP thread it saw running here
+ * (a signal for it, its ULP dying). Whatever runs now looks, where its own code was interrupted;
+ * inside the runtime, the trap's end looks anyway. */
+static void kicked(void *ucv)
+{
+	struct ulp_cb *cb = ulp_current_cb();
+	uintptr_t pc = ulp_arch_trap_pc(ucv);
+
+	if (!cb || cb->magic != ULP_CB_MAGIC)
+		return;
+	ulp_tg_kick(cb, ucv);
+	if (pc >= cb->part_lo && pc < cb->part_hi)
+		ulp_sig_deliver(cb, ucv);
+}
+
 static void tick_handler(int sig, siginfo_t *si, void *ucv)
 {
 	struct ulp_worker *w = ulp_worker_self();
@@ -128,6 +146,10 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	uintptr_t pc;
 	int spinner;
 
+	if (w && si->si_code == SI_TKILL) {
+		kicked(ucv);
+		return;
+	}
 	if (!w || si->si_code != SI_TIMER)
 		return;
 	t = w->cur;

@@ -8,7 +8,7 @@
  * waits for them on a small stack of its own (the reaper stack: its program stack may be gone,
  * a fault may have it on the worker's alternate stack) and ends the ULP after the last one.
  * exit_group and fatal signals mark the group dying: parked threads are woken (futex waits here,
- * calls parked on the ring by io_ring.c), running ones are kicked (a SIGSYS sent to their
+ * calls parked on the ring by io_ring.c), running ones are kicked (ULP_SIG_KICK sent to their
  * worker), ready ones end at their next trap return or preemption tick.
  *
  * Thread ids: the leader's is the process id (getpid), so gettid() == getpid() in the main
@@ -379,10 +379,10 @@ static void kick(struct ulp_uthread *u)
 	atomic_thread_fence(memory_order_seq_cst);
 	w = __atomic_load_n(&t->worker, __ATOMIC_ACQUIRE);
 	ulp_futex_interrupt(u, -EINTR);
-	/* Running on another worker: a SIGSYS there makes it look (ulp_tg_kick). Racy on purpose:
-	 * a thread that switched away meanwhile looks at its next trap return. */
+	/* Running on another worker: a kick there makes it look (preempt.c, ulp_tg_kick). Racy on
+	 * purpose: a thread that switched away meanwhile looks at its next trap return. */
 	if (w && w != ulp_worker_self() && __atomic_load_n(&w->cur, __ATOMIC_RELAXED) == t)
-		sys(SYS_tgkill, sys(SYS_getpid, 0, 0, 0, 0, 0, 0), w->tid, SIGSYS, 0, 0, 0);
+		sys(SYS_tgkill, sys(SYS_getpid, 0, 0, 0, 0, 0, 0), w->tid, ULP_SIG_KICK, 0, 0, 0);
 }
 
 void ulp_tg_die(struct ulp_cb *cb, int status, int sig)

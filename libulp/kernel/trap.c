@@ -128,17 +128,10 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 		return;
 	cb = ulp_current_cb();
 
-	if (si->si_code != SYS_SECCOMP) {
-		/* Not a trap: a kick from another thread of a ULP to this worker (exit_group,
-		 * a signal for the thread it runs, uthread.h). Whatever runs now looks at it. */
-		if (cb && cb->magic == ULP_CB_MAGIC) {
-			ulp_tg_kick(cb, ucv);
-			if (ulp_arch_trap_pc(ucv) >= cb->part_lo &&
-			    ulp_arch_trap_pc(ucv) < cb->part_hi)
-				ulp_sig_deliver(cb, ucv);
-		}
+	/* Not a trap: a SIGSYS from outside (kill -SYS). The runtime owns the signal; nothing to
+	 * do. Kicks are ULP_SIG_KICK (sys.h says why they are not SIGSYS). */
+	if (si->si_code != SYS_SECCOMP)
 		return;
-	}
 	if (!cb || cb->magic != ULP_CB_MAGIC) {
 		/* A trapped call from the region outside any running ULP: cannot happen unless
 		 * memory is corrupt. Say so and stop. */

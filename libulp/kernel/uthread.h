@@ -88,8 +88,8 @@ void ulp_tg_trap_return(struct ulp_cb *cb, void *uc);
 /* Deliver the signals sent to the running thread that its mask lets through; uc: the frame it
  * resumes from (NULL: none at hand, a wait that goes on after the handlers: SA_RESTART). */
 void ulp_tg_deliver(struct ulp_cb *cb, void *uc);
-/* A SIGSYS that is no seccomp trap: a kick from another thread of the ULP (ulp_tg_die,
- * ulp_sys_tgkill) to the worker running this thread. */
+/* A kick (ULP_SIG_KICK) from another thread of the ULP (ulp_tg_die, ulp_tg_kill) to the worker
+ * running this thread: end it or deliver its signals where its own code was interrupted. */
 void ulp_tg_kick(struct ulp_cb *cb, void *uc);
 
 /* The task running now on this worker (a ULP thread, the leader, or a runtime task). */
