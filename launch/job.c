@@ -3,6 +3,7 @@
 #include "job.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -820,6 +821,83 @@ static char **with_pmi(struct job *j, long r, char **env)
 	return out;
 }
 
+/*
+ * --pmi: the library that makes a rank whose MPI polls without progress yield (libulp/guest/
+ * mpi_yield.c, docs/mpi.md "Yield when idle"), looked for beside the launcher's bin/ folder (a
+ * build tree: build/libulp-mpiyield.so; make install: PREFIX/lib/ulp/), then where the package
+ * puts it (LIBDIR/ulp). NULL when ULP_MPI_YIELD=0, or (with a warning) when none has it.
+ */
+static const char *mpi_yield_lib(const char *tool)
+{
+	static const char *const rel[] = {"/../libulp-mpiyield.so",
+					  "/../lib/ulp/libulp-mpiyield.so"};
+	static char path[PATH_MAX];
+	char exe[PATH_MAX], try[PATH_MAX + 64];
+	const char *e = getenv("ULP_MPI_YIELD");
+	ssize_t n;
+	unsigned i;
+
+	if (e && !strcmp(e, "0"))
+		return NULL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0 && (exe[n] = 0, strrchr(exe, '/'))) {
+		*strrchr(exe, '/') = 0;
+		for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			snprintf(try, sizeof(try), "%s%s", exe, rel[i]);
+			if (realpath(try, path) && !access(path, R_OK))
+				goto found;
+		}
+	}
+	snprintf(try, sizeof(try), "%s/libulp-mpiyield.so", ULP_PKGLIBDIR);
+	if (realpath(try, path) && !access(path, R_OK))
+		goto found;
+	fprintf(stderr,
+		"%s: warning: libulp-mpiyield.so not found (beside %s's bin/, nor in %s): MPI "
+		"ranks will not yield when idle\n",
+		tool, tool, ULP_PKGLIBDIR);
+	return NULL;
+found:
+	/* ld.so splits LD_PRELOAD at spaces and colons */
+	if (strpbrk(path, ": ")) {
+		fprintf(stderr,
+			"%s: warning: %s: a space or colon in the path, which LD_PRELOAD cannot "
+			"carry: MPI ranks will not yield when idle\n",
+			tool, path);
+		return NULL;
+	}
+	return path;
+}
+
+/* env with lib first in LD_PRELOAD (the library takes itself out again when loaded). */
+static char **with_preload(const char *lib, char **env)
+{
+	static char var[8192];
+	size_t i;
+	char **out;
+
+	for (i = 0; env[i] && strncmp(env[i], "LD_PRELOAD=", 11); i++)
+		;
+	if (env[i] && env[i][11]) {
+		if (snprintf(var, sizeof(var), "LD_PRELOAD=%s:%s", lib, env[i] + 11) >=
+		    (int)sizeof(var))
+			return env; /* left as the user gave it */
+	} else {
+		snprintf(var, sizeof(var), "LD_PRELOAD=%s", lib);
+	}
+	if (env[i]) {
+		env[i] = var;
+		return env;
+	}
+	out = realloc(env, (i + 2) * sizeof(*out));
+	if (!out) {
+		free(env);
+		return NULL;
+	}
+	out[i] = var;
+	out[i + 1] = NULL;
+	return out;
+}
+
 int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 {
 	struct job j = {.o = o,
@@ -834,6 +912,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	long r, k;
 	sigset_t sigs;
 	pid_t *tasks = NULL;
+	const char *yield_lib = NULL;
 
 	for (i = 0; i < nsegs; i++)
 		j.total += segs[i].n;
@@ -904,6 +983,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		status = 1;
 		goto out;
 	}
+	if (o->pmi)
+		yield_lib = mpi_yield_lib(o->tool);
 
 	/* Signals are read from a signalfd in the loop, never handled asynchronously. Blocked
 	 * before pvas_create so that its thread has them blocked too; the tasks unblock them. */
@@ -965,6 +1046,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		env = with_settings(o, cmd_rank_env(r, j.total, o->task_env ? task : -1));
 		if (env && j.pmi)
 			env = with_pmi(&j, r, env);
+		if (env && yield_lib)
+			env = with_preload(yield_lib, env);
 		if (!env) {
 			fprintf(stderr, "%s: out of memory\n", o->tool);
 			failed_load = 1;

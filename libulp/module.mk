@@ -42,3 +42,15 @@ $(GUEST_OBJ): SANFLAGS :=
 $(O)/libpvas-guest.a: $(GUEST_OBJ)
 	$(Q)rm -f $@; $(AR) rcs $@ $^
 ALL_TARGETS += $(O)/libpvas-guest.a
+
+# libulp-mpiyield.so: preloaded by ulpspawn --pmi into MPI ranks, which it makes yield when
+# their MPI polls without progress (libulp/guest/mpi_yield.c). Only ucp_worker_progress is
+# exported: the guest library's pvas_* stay its own. Installed in $(LIBDIR)/ulp.
+MPIYIELD_OBJ := $(O)/libulp/guest/mpi_yield.o
+$(MPIYIELD_OBJ): SANFLAGS :=
+$(O)/libulp-mpiyield.so: $(MPIYIELD_OBJ) $(O)/libpvas-guest.a
+	$(Q)$(CC) -shared -Wl,-z,defs -Wl,-z,relro -Wl,-z,now -Wl,--exclude-libs,ALL $(LDFLAGS) \
+		-o $@ $^ -ldl
+ifeq ($(ARCH),x86_64)
+ALL_TARGETS += $(O)/libulp-mpiyield.so
+endif

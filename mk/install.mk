@@ -20,6 +20,8 @@ install-files: all
 	[ ! -f $(O)/bin/ulpexec ] || install -m 755 $(O)/bin/ulpexec $(DESTDIR)$(BINDIR)/
 	[ ! -f $(O)/bin/ulpspawn ] || install -m 755 $(O)/bin/ulpspawn $(DESTDIR)$(BINDIR)/
 	[ ! -f $(O)/bin/ulps ] || install -m 755 $(O)/bin/ulps $(DESTDIR)$(BINDIR)/
+	[ ! -f $(O)/libulp-mpiyield.so ] || { install -d $(DESTDIR)$(LIBDIR)/ulp && \
+		install -m 644 $(O)/libulp-mpiyield.so $(DESTDIR)$(LIBDIR)/ulp/; }
 	install -m 644 $(O)/libulp.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	if ls docs/man/*.[0-9] >/dev/null 2>&1; then for m in docs/man/*.[0-9]; do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done; fi

@@ -19,6 +19,12 @@ sum() {
 	sed -n "s/^$1: .* ranks, ring ok (.* laps), halo .* cells ok checksum=\([0-9.e+-]*\), allreduce ok, .*/\1/p" "$T/out"
 }
 
+if expect "ulpspawn mpi_like_prog -n 4" 0 $S -n 4 $ML $args; then
+	want4=$(sum mpi_like_prog)
+else
+	want4=
+	no "mpi_like_prog on 4 ULP ranks (the reference checksum)"
+fi
 for n in 1 8; do
 	# shellcheck disable=SC2086 # args are words
 	if expect "ulpspawn mpi_like_prog -n $n" 0 $S -n $n $ML $args; then
@@ -58,6 +64,38 @@ if expect "bad argument" 2 $S --pmi -n 2 $P 20 x && grep -q "usage: mpi_prog.*'x
 	ok "mpi_prog with a bad argument: status 2 and a usage line"
 else
 	no "mpi_prog with a bad argument: status 2 and a usage line"
+fi
+
+# Yield when idle (libulp/guest/mpi_yield.c, preloaded by ulpspawn --pmi): 4 ranks on one worker
+# load it (a stats line each), it yields, the result is the same; ULP_MPI_YIELD=0 leaves it out.
+# shellcheck disable=SC2086
+if expect "yield when idle" 0 env ULP_MPI_YIELD_STATS=1 $S --pmi -n 4 -t 1 -w 1 $P $args &&
+	[ -n "$want4" ] && [ "$(sum mpi_prog)" = "$want4" ] &&
+	[ "$(grep -c '^libulp-mpiyield: rank [0-3]: [0-9]* polls, [0-9]* yields$' "$T/out")" = 4 ] &&
+	[ "$(sed -n 's/^libulp-mpiyield: rank .*, \([0-9]*\) yields$/\1/p' "$T/out" |
+		awk '{ y += $1 } END { print y + 0 }')" -gt 0 ]; then
+	ok "4 MPI ranks on one worker: each loads the yield library, waiting ranks yield, same checksum"
+else
+	no "4 MPI ranks on one worker: each loads the yield library, waiting ranks yield, same checksum"
+fi
+# shellcheck disable=SC2086
+if expect "ULP_MPI_YIELD=0" 0 env ULP_MPI_YIELD=0 ULP_MPI_YIELD_STATS=1 $S --pmi -n 4 -t 1 -w 2 \
+	$P $args && [ -n "$want4" ] && [ "$(sum mpi_prog)" = "$want4" ] &&
+	! grep -q libulp-mpiyield "$T/out"; then
+	ok "ULP_MPI_YIELD=0: no yield library in the ranks, same checksum"
+else
+	no "ULP_MPI_YIELD=0: no yield library in the ranks, same checksum"
+fi
+# The ranks' environment is the one asked for: the library, loaded (in the maps), takes itself out
+# of LD_PRELOAD (cat and env are no MPI programs: they end before MPI_Finalize, status 1)
+lm=$(ldconfig -p | sed -n 's/^[[:space:]]*libm\.so\.6 (.*x86-64.*) => //p' | head -1)
+if expect "maps" 1 $S --pmi -n 1 /bin/cat /proc/self/maps && grep -q 'libulp-mpiyield\.so$' "$T/out" &&
+	expect "env" 1 $S --pmi -n 1 /usr/bin/env && ! grep -q '^LD_PRELOAD=' "$T/out" &&
+	expect "env, own LD_PRELOAD" 1 $S --pmi -n 1 -x LD_PRELOAD="$lm" /usr/bin/env &&
+	[ "$(grep '^LD_PRELOAD=' "$T/out")" = "LD_PRELOAD=$lm" ]; then
+	ok "the yield library, loaded, leaves LD_PRELOAD as the job set it (unset, or the user's $lm)"
+else
+	no "the yield library, loaded, leaves LD_PRELOAD as the job set it (unset, or the user's $lm)"
 fi
 
 finish mpi-prog
