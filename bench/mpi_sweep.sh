@@ -1,17 +1,19 @@
 #!/bin/sh
 # The real-MPI oversubscription sweep (issues 13/16): examples/mpi/mpi_prog with R = 2..256 ranks
-# on this machine's cores, as ULP ranks (ulpspawn --pmi, one PVAS task, a worker per core)
-# (and the same with spinner detection off, ULP_SPIN_QUANTUM_US=0: a rank that busy-polls keeps
-# the worker for one to two quanta, as before issue 16's speed step) against the same program as
-# processes: Debian's MPICH (mpiexec.mpich, default settings: it
-# busy-polls and never yields) and Open MPI (mpirun.openmpi --oversubscribe --mca
-# mpi_yield_when_idle 1, the best a user gets from processes; mpi_prog.ompi, the same source
+# on this machine's cores, as ULP ranks (ulpspawn --pmi, one PVAS task, a worker per core: its
+# ranks yield when idle, libulp-mpiyield.so) and the same without that library (ulpnoyield,
+# ULP_MPI_YIELD=0: a rank that busy-polls keeps the worker until the tick, spinner detection's
+# 200 us turn) against the same program as processes: Debian's MPICH (mpiexec.mpich, default
+# settings: it busy-polls and never yields), the same with libulp-mpiyield.so preloaded
+# (mpichyield: the processes yield as the ULP ranks do, with sched_yield) and Open MPI
+# (mpirun.openmpi --oversubscribe --mca mpi_yield_when_idle 1; mpi_prog.ompi, the same source
 # built with mpicc.openmpi). For each R the variants run one after the other (same minute of this
 # shared machine), each bounded by a cap; a variant past the cap is reported "over_cap" and not run
 # at larger R. One BENCH line per R:
-#   ulp_s, ulpnospin_s, mpich_s, ompi_s   wall-clock time of the whole command (launch included)
+#   ulp_s, ulpnoyield_s, mpich_s, mpichyield_s, ompi_s   wall-clock time of the whole command
+#                                 (launch and MPI_Init included)
 #   *_prog_s                      time inside the program (first barrier to last), its summary line
-#   mpich_vs_ulp, ompi_vs_ulp, ulpnospin_vs_ulp   other time / ULP time (> 1: ULPs faster)
+#   X_vs_ulp, X_prog_vs_ulp       X's time / the ULP ranks' time, wall and program (> 1: ULPs faster)
 # and every run's checksum must be the same (else the line says checksum=MISMATCH).
 # Usage: bench/mpi_sweep.sh BUILD_DIR   (env: SWEEP_RANKS="2 4 8 16 32 64 128 256",
 #        SWEEP_ARGS="20 2000 2" = STEPS CELLS LAPS of mpi_prog, SWEEP_CAP=120 seconds per run)
@@ -27,12 +29,14 @@ now() { date +%s.%N; }
 
 variants=
 if [ -x "$B/bin/ulpspawn" ] && [ -x "$P" ]; then
-	variants="ulp ulpnospin"
+	variants="ulp ulpnoyield"
 else
 	echo "bench/mpi_sweep: $B/bin/ulpspawn or $P not built" >&2
 fi
 MPIEXEC=$(command -v mpiexec.mpich)
-[ -n "$MPIEXEC" ] && [ -x "$P" ] && variants="$variants mpich" ||
+[ -n "$MPIEXEC" ] && [ -x "$P" ] && variants="$variants mpich" &&
+	[ -f "$B/libulp-mpiyield.so" ] && variants="$variants mpichyield"
+[ -n "$MPIEXEC" ] && [ -x "$P" ] ||
 	echo "bench/mpi_sweep: mpiexec.mpich or $P missing: no MPICH column" >&2
 OMPIRUN=$(command -v mpirun.openmpi)
 if [ -n "$OMPIRUN" ] && [ -x "$P.ompi" ]; then
@@ -49,8 +53,9 @@ root=
 run() {
 	case $1 in
 	ulp) set -- "$B/bin/ulpspawn" --pmi -n "$2" "$P" ;;
-	ulpnospin) set -- env ULP_SPIN_QUANTUM_US=0 "$B/bin/ulpspawn" --pmi -n "$2" "$P" ;;
+	ulpnoyield) set -- env ULP_MPI_YIELD=0 "$B/bin/ulpspawn" --pmi -n "$2" "$P" ;;
 	mpich) set -- "$MPIEXEC" -n "$2" "$P" ;;
+	mpichyield) set -- "$MPIEXEC" -n "$2" -env LD_PRELOAD "$(realpath "$B/libulp-mpiyield.so")" "$P" ;;
 	ompi) set -- "$OMPIRUN" $root --oversubscribe --mca mpi_yield_when_idle 1 -n "$2" "$P.ompi" ;;
 	esac
 	ls /dev/shm >"$T/shm"
@@ -91,7 +96,7 @@ for r in $ranks; do
 		run $v "$r"
 		if [ -n "$wall" ]; then
 			out="$out ${v}_s=$wall ${v}_prog_s=$prog"
-			eval "${v}_wall=$wall"
+			eval "${v}_wall=$wall ${v}_prog=$prog"
 			sums="$sums $sum"
 		elif [ "$rc" = fail ]; then
 			out="$out ${v}_s=failed"
@@ -102,10 +107,12 @@ for r in $ranks; do
 			eval "${v}_wall="
 		fi
 	done
-	for v in mpich ompi ulpnospin; do
-		eval "w=\${${v}_wall:-}"
+	for v in mpich mpichyield ompi ulpnoyield; do
+		eval "w=\${${v}_wall:-} p=\${${v}_prog:-}"
 		if [ -n "$w" ] && [ -n "${ulp_wall:-}" ]; then
 			out="$out ${v}_vs_ulp=$(echo "$w $ulp_wall" | awk '{ printf "%.2f", $1 / $2 }')"
+			out="$out ${v}_prog_vs_ulp=$(echo "$p $ulp_prog" |
+				awk '{ printf "%.2f", $2 > 0 ? $1 / $2 : 0 }')"
 		fi
 	done
 	n=$(echo "$sums" | tr ' ' '\n' | grep -c .)
@@ -115,6 +122,6 @@ for r in $ranks; do
 			out="$out checksum=MISMATCH($sums)"
 	fi
 	echo "$out"
-	ulp_wall= ulpnospin_wall= mpich_wall= ompi_wall=
+	ulp_wall= ulpnoyield_wall= mpich_wall= mpichyield_wall= ompi_wall=
 done
 exit 0

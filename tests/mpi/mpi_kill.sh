@@ -105,7 +105,7 @@ for sig in TERM INT KILL; do
 	if [ $ended = 0 ] && [ -z "$left" ] && [ -z "$still" ]; then
 		ok "ulpspawn killed by SIG$sig mid-job (status $rc): no task, /dev/shm entry or SysV segment left ($(echo "$segs" | wc -l) were mapped)"
 	else
-		echo "# tasks: $tasks; new entries: $left; job's segments still there: $still" >>"$T/out"
+		echo "# tasks: $tasks (all ended within 10 s: $([ $ended = 0 ] && echo yes || echo no)); new entries: $left; job's segments still there: $still" >>"$T/out"
 		no "ulpspawn killed by SIG$sig mid-job: no task, /dev/shm entry or SysV segment left"
 		# shellcheck disable=SC2086
 		kill -KILL $tasks 2>/dev/null
