@@ -112,7 +112,7 @@ for r in $ranks; do
 		if [ -n "$w" ] && [ -n "${ulp_wall:-}" ]; then
 			out="$out ${v}_vs_ulp=$(echo "$w $ulp_wall" | awk '{ printf "%.2f", $1 / $2 }')"
 			out="$out ${v}_prog_vs_ulp=$(echo "$p $ulp_prog" |
-				awk '{ printf "%.2f", $2 > 0 ? $1 / $2 : 0 }')"
+				awk '{ printf "%.2f", ($2 > 0 ? $1 / $2 : 0) }')"
 		fi
 	done
 	n=$(echo "$sums" | tr ' ' '\n' | grep -c .)

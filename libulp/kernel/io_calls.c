@@ -392,22 +392,36 @@ static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
 	if (nr == SYS_connect) {
 		op.kind = ULP_IO_CONNECT;
 	} else {
-		/* accept: a connection is usually waiting, or not at all: poll decides. */
+		/* accept: a connection is usually waiting, or not at all: poll decides. The
+		 * listening socket's SO_RCVTIMEO bounds the whole wait, as in the kernel (-EAGAIN
+		 * when it passes), read before the first wait only. */
+		long long deadline = -1;
+
 		for (;;) {
 			r = poll0((int)a[0], POLLIN);
 			if (r != 0)
 				return sys(SYS_accept4, a[0], a[1], a[2],
 					   nr == SYS_accept4 ? a[3] : 0, 0, 0);
+			if (deadline < 0)
+				deadline = sock_deadline((int)a[0], POLLIN);
 			ulp_io_wait_init(io, &wt, cb, 1);
-			r = park_fd(io, &wt, cb, (int)a[0], POLLIN, 0);
+			r = park_fd(io, &wt, cb, (int)a[0], POLLIN, deadline);
 			if (r)
 				return r;
 		}
 	}
 	ulp_io_wait_init(io, &wt, cb, 1);
+	/* connect: the socket's SO_SNDTIMEO bounds the wait, as in the kernel */
+	wt.ts_set = 0;
+	r = sock_deadline((int)a[0], POLLOUT);
+	if (r)
+		wait_deadline(&wt, r);
 	ulp_io_park(io, &wt, &op, 1);
-	/* Interrupted: the connection goes on in the background, as the kernel's does. */
-	return wt.interrupted ? -EINTR : wt.res;
+	/* Interrupted or timed out: the connection goes on in the background, as the kernel's
+	 * does, which then says -EINTR or (the timeout) -EINPROGRESS. */
+	if (wt.interrupted)
+		return -EINTR;
+	return wt.timed_out ? -EINPROGRESS : wt.res;
 }
 
 /* A path relative to the ULP's directory made absolute in buf (the worker is in that directory

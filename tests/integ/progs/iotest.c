@@ -19,7 +19,8 @@
  *   ring DIR N ROUNDS           rank ULP_RANK of N passes a token through FIFOs DIR/0..N-1
  *   eintr                       EINTR of read, pause, nanosleep (rem), poll, select, wait4;
  *                               SA_RESTART of read and wait4
- *   timeouts                    poll/select/epoll/SO_RCVTIMEO/SO_SNDTIMEO time out (also
+ *   timeouts                    poll/select/epoll/SO_RCVTIMEO/SO_SNDTIMEO time out (read,
+ *                               write, accept, connect; also
  *                               SO_RCVTIMEO of a socket dup2'ed over a FIFO); O_NONBLOCK pipes
  *                               and FIFOs give EAGAIN
  *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
@@ -478,6 +479,50 @@ static void send_timeout(void)
 	close(sv[1]);
 }
 
+/* A TCP listener on 127.0.0.1 (any port) with the given backlog. */
+static int tcp_listener(int backlog, struct sockaddr_in *sa)
+{
+	socklen_t len = sizeof(*sa);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (l < 0 || bind(l, (struct sockaddr *)sa, sizeof(*sa)) || listen(l, backlog) ||
+	    getsockname(l, (struct sockaddr *)sa, &len))
+		fail("%s", "TCP listener");
+	return l;
+}
+
+/* accept bounded by the listener's SO_RCVTIMEO (EAGAIN), connect by the socket's SO_SNDTIMEO
+ * (EINPROGRESS: a listener whose accept queue is full drops the SYN, and the handshake goes on
+ * in the background), as the kernel bounds them. */
+static void accept_connect_timeout(void)
+{
+	struct timeval tv = {0, 100000};
+	struct sockaddr_in sa;
+	int l = tcp_listener(0, &sa), c1, c2;
+	double t0;
+
+	setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	t0 = now();
+	if (accept(l, NULL, NULL) != -1 || errno != EAGAIN || now() - t0 < 0.099)
+		fail("%s", "SO_RCVTIMEO accept");
+	/* backlog 0: one connection fills the queue; the next one's SYN is dropped */
+	c1 = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(c1, (struct sockaddr *)&sa, sizeof(sa)))
+		fail("%s", "connect");
+	c2 = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(c2, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	t0 = now();
+	if (connect(c2, (struct sockaddr *)&sa, sizeof(sa)) != -1 || errno != EINPROGRESS ||
+	    now() - t0 < 0.099)
+		fail("%s", "connect with SO_SNDTIMEO to a full listener");
+	close(c2);
+	close(c1);
+	close(l);
+}
+
 static int do_timeouts(void)
 {
 	int p[2], sv[2], ep = epoll_create1(0), f;
@@ -514,6 +559,7 @@ static int do_timeouts(void)
 		fail("%s", "read of an O_NONBLOCK pipe");
 	nonblock_fifo();
 	send_timeout();
+	accept_connect_timeout();
 	/* fd f was a FIFO (whose driver refuses RWF_NOWAIT, and no socket) when read: a socket
 	 * with SO_RCVTIMEO dup2'ed onto it must time out as well. */
 	f = open_fifo(0);
