@@ -28,7 +28,7 @@ typedef struct ulp_task *ulp_thread_t;
  * Start the runtime with `workers` kernel threads; the caller becomes a thread of worker 0 and
  * stays on it (it is never stolen), so its thread-local state stays valid. Other threads run on
  * whichever worker takes them and see that worker's thread-local storage.
- * workers == 0: take ULP_WORKERS from the environment, else the number of online CPUs.
+ * workers == 0: take ULP_WORKERS from the environment, else ulp_cpus().
  * The stack size of new threads is ULP_STACK_SIZE (bytes; k/m suffixes allowed), default 64 KiB.
  * Returns -EBUSY when already started, -EINVAL for a bad ULP_WORKERS/ULP_STACK_SIZE.
  */
@@ -37,6 +37,11 @@ int ulp_init(unsigned workers);
 /* Stop the workers. Call from the thread that called ulp_init, after every other thread ended.
  * Returns -EPERM from another thread, -EBUSY while other threads are still alive. */
 int ulp_fini(void);
+
+/* The CPUs the calling thread may run on (its affinity mask, as nproc counts them; under
+ * taskset or a cpuset they are fewer than the online ones), at least 1: the default number of
+ * workers of ulp_init, ulpexec and ulpspawn. */
+unsigned ulp_cpus(void);
 
 /* Number of workers, or 0 before ulp_init. */
 unsigned ulp_num_workers(void);

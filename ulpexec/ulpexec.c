@@ -14,6 +14,7 @@
 
 #include "cmdline.h"
 #include "job.h"
+#include "ulp.h"
 
 static void usage(FILE *f)
 {
@@ -24,7 +25,7 @@ static void usage(FILE *f)
 	    "Run N copies of PROG (an unmodified PIE, static-pie or dynamic) as user-level\n"
 	    "processes in partitions of one address space, scheduled by WORKERS kernel threads.\n"
 	    "  -n N                  copies of the program (default 1)\n"
-	    "  -w WORKERS            worker threads (default: ULP_WORKERS, else online CPUs)\n"
+	    "  -w WORKERS            worker threads (default: ULP_WORKERS, else usable CPUs)\n"
 	    "  --partition-size SIZE partition size, a power of two >= 128m (default 4g)\n"
 	    "  --quantum US          preempt a ULP that ran US microseconds without yielding or\n"
 	    "                        blocking (default 1000; 0: never; ULP_QUANTUM_US sets it "
@@ -101,7 +102,7 @@ int main(int argc, char **argv)
 	if (!o.workers && w && *w)
 		o.workers = cmd_count("ulpexec", "ULP_WORKERS", w, 256);
 	if (!o.workers)
-		o.workers = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+		o.workers = ulp_cpus();
 	rc = job_run(&o, segs, nsegs);
 	cmd_free_segments(segs, nsegs);
 	return rc;

@@ -11,6 +11,7 @@
 
 #include "cmdline.h"
 #include "job.h"
+#include "ulp.h"
 
 static void usage(FILE *f)
 {
@@ -23,7 +24,7 @@ static void usage(FILE *f)
 	    "  -n N                  ranks of this program (default 1)\n"
 	    "  -t TASKS              PVAS tasks; ranks are given to them in blocks (default 1;\n"
 	    "                        with -l or --output-filename: one per rank)\n"
-	    "  -w WORKERS            kernel threads per task (default: online CPUs / TASKS, at "
+	    "  -w WORKERS            kernel threads per task (default: usable CPUs / TASKS, at "
 	    "least 1)\n"
 	    "  --bind CPULIST        pin the workers round robin to these CPUs (e.g. 0-3,6)\n"
 	    "  --partition-size SIZE partition size, a power of two >= 128m (default 4g)\n"
@@ -183,7 +184,7 @@ int main(int argc, char **argv)
 {
 	static struct job_opts o;
 	struct segment segs[64];
-	long total = 0, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long total = 0, cpus = ulp_cpus();
 	int nsegs, i, rc;
 
 	o.tool = "ulpspawn";

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,31 @@
 
 static struct ulp_task main_task;
 static pthread_t *threads;
+
+unsigned ulp_cpus(void)
+{
+	cpu_set_t *set;
+	size_t size;
+	int n = 0, ncpu;
+	long online = sysconf(_SC_NPROCESSORS_CONF);
+
+	/* sized for every CPU the kernel may have: a fixed cpu_set_t (1024) fails with EINVAL
+	 * on a kernel built for more */
+	ncpu = online > 1024 ? (int)online : 1024;
+	set = CPU_ALLOC((size_t)ncpu);
+	if (set) {
+		size = CPU_ALLOC_SIZE((size_t)ncpu);
+		CPU_ZERO_S(size, set);
+		if (sched_getaffinity(0, size, set) == 0)
+			n = CPU_COUNT_S(size, set);
+		CPU_FREE(set);
+	}
+	if (n <= 0) {
+		online = sysconf(_SC_NPROCESSORS_ONLN);
+		n = online > 0 ? (int)online : 1;
+	}
+	return (unsigned)n;
+}
 
 /* Parse a size with an optional k/m/g suffix. -1 on a malformed value. */
 long long ulp_parse_size(const char *s)
@@ -68,10 +94,8 @@ static int read_config(unsigned *workers, size_t *stack)
 			return -EINVAL;
 		*workers = (unsigned)v;
 	}
-	if (*workers == 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		*workers = n > 0 ? (unsigned)n : 1;
-	}
+	if (*workers == 0)
+		*workers = ulp_cpus();
 	if (*workers > MAX_WORKERS)
 		return -EINVAL;
 	*stack = DEFAULT_STACK;

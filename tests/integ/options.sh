@@ -81,4 +81,32 @@ if expect bind 2 "$S" --bind "$off" -n 1 /bin/echo STARTED &&
 	ok "--bind with a CPU that is not online is refused naming the online CPUs"
 else no "--bind with a CPU that is not online is refused naming the online CPUs"; fi
 
+# The default number of workers is the CPUs the launcher may run on (its affinity mask, as nproc
+# counts them), not every online CPU: under `taskset -c 0` a task has one worker thread (threads
+# named ulpspawn/ulpexec; the ring's io-wq threads have other names).
+workers_of() { # TOOL CPUS: worker threads of the task of `TOOL sleep 2` run under taskset
+	taskset -c "$2" "$1" -n 1 /bin/sleep 2 >/dev/null 2>&1 &
+	w_job=$! w_n=
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 0.2
+		w_t=$(pgrep -P $w_job | head -1)
+		[ -n "$w_t" ] && w_n=$(cat /proc/"$w_t"/task/*/comm 2>/dev/null | grep -c "^${1##*/}") &&
+			[ "$w_n" -gt 0 ] && break
+	done
+	wait $w_job
+	echo "${w_n:-0}"
+}
+if [ "$(nproc --all)" -ge 2 ]; then
+	bad=
+	for tool in "$X" "$S"; do
+		[ "$(workers_of "$tool" 0)" = 1 ] || bad="$bad ${tool##*/}:0"
+		[ "$(workers_of "$tool" 0,1)" = 2 ] || bad="$bad ${tool##*/}:0,1"
+	done
+	if [ -z "$bad" ]; then
+		ok "default workers: one per CPU of the affinity mask (taskset -c 0: 1; -c 0,1: 2)"
+	else no "default workers: one per CPU of the affinity mask (taskset -c 0: 1; -c 0,1: 2):$bad"; fi
+else
+	skip "default workers follow the affinity mask: one CPU only"
+fi
+
 finish options
