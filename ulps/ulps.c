@@ -38,9 +38,19 @@ static void usage(FILE *f)
 		STATUS_DIR_DEFAULT);
 }
 
-/* The launcher's answer (status.h), or NULL with *why set: 0 the job is gone (its name was
- * stale and is removed), else an errno-style reason to show. */
-static char *ask(const char *dir, const char *name, int *why)
+/* The name is the launcher's PID: no such process, the job is gone. Its listening socket may
+ * outlive it for a moment, held by a task that dies with it (PR_SET_PDEATHSIG): a connect there
+ * succeeds and is then reset, which is no answer from a job that runs. */
+static int launcher_gone(const char *name)
+{
+	long pid = strtol(name, NULL, 10);
+
+	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* The answer on the socket at PATH, or NULL with *why set (0: nobody listens there, or the name
+ * went: the job ended). */
+static char *ask_socket(const char *path, int *why)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct timeval tv = {2, 0};
@@ -49,11 +59,7 @@ static char *ask(const char *dir, const char *name, int *why)
 	int fd;
 
 	*why = 0;
-	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir, name) >=
-	    (int)sizeof(sa.sun_path)) {
-		*why = ENAMETOOLONG;
-		return NULL;
-	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		*why = errno;
@@ -63,11 +69,8 @@ static char *ask(const char *dir, const char *name, int *why)
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		*why = errno;
 		close(fd);
-		if (*why == ECONNREFUSED) { /* nobody listens: the launcher died (SIGKILL...) */
-			unlink(sa.sun_path);
-			*why = 0;
-		}
-		if (*why == ENOENT) /* it ended between the listing and now */
+		/* nobody listens: the launcher died (SIGKILL...); or it ended since the listing */
+		if (*why == ECONNREFUSED || *why == ENOENT)
 			*why = 0;
 		return NULL;
 	}
@@ -103,6 +106,26 @@ static char *ask(const char *dir, const char *name, int *why)
 	}
 	buf[len] = '\0';
 	return buf;
+}
+
+/* The launcher's answer (status.h), or NULL with *why set: 0 the job is gone (its name was
+ * stale and is removed), else an errno-style reason to show. */
+static char *ask(const char *dir, const char *name, int *why)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *text;
+
+	*why = 0;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+		*why = ENAMETOOLONG;
+		return NULL;
+	}
+	text = launcher_gone(name) ? NULL : ask_socket(path, why);
+	if (!text && (!*why || launcher_gone(name))) {
+		unlink(path);
+		*why = 0;
+	}
+	return text;
 }
 
 static void show_job(char *text)
