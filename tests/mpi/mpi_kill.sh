@@ -3,10 +3,12 @@
 # job, no /dev/shm entry and no SysV shared-memory segment the job made. Debian's MPICH (ch4:ucx)
 # makes a /dev/shm file per node in MPI_Init and UCX makes /dev/shm files and SysV segments per
 # rank; both remove the names once every rank has attached (they show as "(deleted)" in
-# /proc/PID/maps), so the kernel frees them when the last task that maps them ends (tasks die
-# with ulpspawn: PR_SET_PDEATHSIG). A kill inside MPI_Init, before the names are removed, can
-# leave them, as it can under mpiexec: the test kills after that point (docs/mpi.md). The job's
-# segments are read from its tasks' maps while it runs, then must be gone.
+# /proc/PID/maps), so the kernel frees them when the last process that maps them ends (tasks,
+# and the ranks' placeholders in the same address space, die with ulpspawn: PR_SET_PDEATHSIG).
+# A kill between a name's creation and its removal can leave it, as it can under mpiexec: the
+# test stops the tasks, and kills while they are stopped at a point where every name they map
+# or hold is removed (docs/mpi.md). The job's segments are read from its tasks' maps then, and
+# must be gone once its processes are.
 # Usage: tests/mpi/mpi_kill.sh BUILD_DIR
 O=${1:-build}
 . tests/integ/lib.sh
@@ -39,17 +41,52 @@ leftovers() {
 sysv_of() {
 	awk -v pids=" $* " 'NR > 1 && index(pids, " " $5 " ") { print "shmid " $2 }' /proc/sysvipc/shm
 }
-# gone PIDS...: every one ended (a zombie waiting for a reaper counts as ended: it holds no
-# memory, no file and no segment), after up to 10 s
-gone() {
-	i=0
+# states PIDS...: the state letter of every thread of these processes, one a line
+states() {
 	for p in "$@"; do
-		while [ -d /proc/$p ] && [ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != Z ]; do
-			[ $i -ge 100 ] && return 1
-			i=$((i + 1))
-			sleep 0.1
-		done
+		cat /proc/$p/task/*/stat 2>/dev/null | sed 's/.*) \(.\).*/\1/'
 	done
+}
+# gone PIDS...: every one ended, after up to 10 s. A zombie waiting for a reaper counts as ended
+# (it holds no memory, no file and no segment), but only once every thread of it has: the
+# leader of a thread group shows Z while its other threads (workers, io_uring's) still exit,
+# and the last of them frees the address space and with it the job's segments.
+gone() {
+	g_i=0
+	while states "$@" | grep -qv Z; do
+		[ $g_i -ge 100 ] && return 1
+		g_i=$((g_i + 1))
+		sleep 0.1
+	done
+}
+# settled PIDS...: stopped tasks whose shared memory a kill cannot leak: MPI_Init is done
+# (MPICH's node file and UCX's two files per rank are mapped), every /dev/shm file they map or
+# hold open is already unlinked ("(deleted)") and every SysV segment they made is marked for
+# removal (IPC_RMID: SHM_DEST, 01000 in the octal perms). A name is left by a kill between its
+# creation and its removal, as under mpiexec: MPICH makes more of them after the first.
+settled() {
+	st_files=$(for p in "$@"; do
+		awk '$6 ~ /^\/dev\/shm\// { print $6, $7 }' /proc/$p/maps
+		ls -l /proc/$p/fd | sed -n 's/.* -> \(\/dev\/shm\/\)/\1/p'
+	done 2>/dev/null | sort -u)
+	[ "$(echo "$st_files" | grep -c '^/dev/shm/ucx_shm_posix_.* (deleted)$')" -ge 8 ] &&
+		echo "$st_files" | grep -q '^/dev/shm/mpich_shar_tmp.* (deleted)$' &&
+		! echo "$st_files" | grep -qv '(deleted)$' &&
+		! awk -v pids=" $* " 'NR > 1 && index(pids, " " $5 " ") &&
+			substr($3, length($3) - 3, 1) % 2 == 0 { f = 1 } END { exit !f }' /proc/sysvipc/shm
+}
+# stop_settled PIDS...: stop the tasks; true, leaving them stopped, once they are settled;
+# false (running again) when they are not
+stop_settled() {
+	kill -STOP "$@"
+	ss_i=0
+	while states "$@" | grep -qv '[Tt]' && [ $ss_i -lt 1000 ]; do
+		ss_i=$((ss_i + 1))
+		sleep 0.01
+	done
+	settled "$@" && return 0
+	kill -CONT "$@"
+	return 1
 }
 
 for sig in TERM INT KILL; do
@@ -57,20 +94,13 @@ for sig in TERM INT KILL; do
 	# a job that runs for minutes unless killed: 4 ranks over 2 tasks
 	$S --pmi -n 4 -t 2 $P 10000000 2000 1 >"$T/out" 2>&1 &
 	job=$!
-	# handshake: MPI_Init done in every rank: MPICH's node file and UCX's two files per rank
-	# are mapped, every one already unlinked ("(deleted)"), none by name only (hang guard: 120 s)
+	# handshake: both tasks are there and, stopped, settled (hang guard: 120 s); the kill
+	# comes while they are stopped, so at that point
 	i=0 tasks=
 	while [ $i -lt 1200 ]; do
 		tasks=$(pgrep -P $job | tr '\n' ' ')
 		# shellcheck disable=SC2086
-		maps=$(for p in $tasks; do cat /proc/$p/maps; done 2>/dev/null |
-			awk '$6 ~ /^\/dev\/shm\// { print $6, $7 }' | sort -u)
-		if [ "$(echo "$tasks" | wc -w)" = 2 ] &&
-			[ "$(echo "$maps" | grep -c '^/dev/shm/ucx_shm_posix_.* (deleted)$')" -ge 8 ] &&
-			echo "$maps" | grep -q '^/dev/shm/mpich_shar_tmp.* (deleted)$' &&
-			! echo "$maps" | grep -qv '(deleted)$'; then
-			break
-		fi
+		[ "$(echo "$tasks" | wc -w)" = 2 ] && settled $tasks && stop_settled $tasks && break
 		i=$((i + 1))
 		sleep 0.1
 	done
@@ -78,7 +108,13 @@ for sig in TERM INT KILL; do
 	# shellcheck disable=SC2086
 	segs=$(cat $(for p in $tasks; do echo /proc/$p/maps; done) 2>/dev/null |
 		awk '$6 ~ /^\/dev\/shm\// { print $6 } $6 ~ /^\/SYSV/ { print "shmid " $5 }' | sort -u)
+	# the job's processes: its tasks and each rank's placeholder process (a child of its task,
+	# in the same address space: the segments go with the last of them)
+	# shellcheck disable=SC2086
+	procs="$tasks$(for p in $tasks; do pgrep -P $p; done | tr '\n' ' ')"
 	kill -$sig $job
+	# shellcheck disable=SC2086
+	kill -CONT $tasks 2>/dev/null
 	wait $job
 	rc=$?
 	# shellcheck disable=SC2086
@@ -88,7 +124,7 @@ for sig in TERM INT KILL; do
 		continue
 	fi
 	# shellcheck disable=SC2086
-	gone $tasks
+	gone $procs
 	ended=$?
 	left=$(leftovers "$T/before")
 	# shellcheck disable=SC2086
@@ -105,10 +141,10 @@ for sig in TERM INT KILL; do
 	if [ $ended = 0 ] && [ -z "$left" ] && [ -z "$still" ]; then
 		ok "ulpspawn killed by SIG$sig mid-job (status $rc): no task, /dev/shm entry or SysV segment left ($(echo "$segs" | wc -l) were mapped)"
 	else
-		echo "# tasks: $tasks (all ended within 10 s: $([ $ended = 0 ] && echo yes || echo no)); new entries: $left; job's segments still there: $still" >>"$T/out"
+		echo "# tasks: $tasks; processes: $procs (all ended within 10 s: $([ $ended = 0 ] && echo yes || echo no)); new entries: $left; job's segments still there: $still" >>"$T/out"
 		no "ulpspawn killed by SIG$sig mid-job: no task, /dev/shm entry or SysV segment left"
 		# shellcheck disable=SC2086
-		kill -KILL $tasks 2>/dev/null
+		kill -KILL $procs 2>/dev/null
 	fi
 done
 
