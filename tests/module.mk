@@ -6,6 +6,9 @@ RUN_TEST = sh tests/run-one.sh $(RESULTS)
 
 CPPFLAGS += -Itests
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+# Unit tests of one architecture's code (tests/unit/<arch>/test_*.c), built and run only there.
+ARCH_UNIT_TESTS := $(patsubst tests/unit/$(ARCH)/%.c,%,$(wildcard tests/unit/$(ARCH)/test_*.c))
+UNIT_TESTS += $(ARCH_UNIT_TESTS)
 UNIT_BINS  := $(addprefix $(O)/tests/unit/,$(UNIT_TESTS))
 # Architecture helpers of tests (register-filling code): tests/arch/<arch>/*.S
 TEST_ARCH_OBJS := $(patsubst %,$(O)/%.o,$(basename $(wildcard tests/arch/$(ARCH)/*.S tests/arch/$(ARCH)/*.c)))
@@ -17,6 +20,9 @@ TEST_LIBS :=
 endif
 
 $(O)/tests/unit/%: $(O)/tests/unit/%.o $(TEST_ARCH_OBJS) $(O)/libulp-core.a
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS_RT)
+$(addprefix $(O)/tests/unit/,$(ARCH_UNIT_TESTS)): $(O)/tests/unit/%: $(O)/tests/unit/$(ARCH)/%.o \
+		$(TEST_ARCH_OBJS) $(O)/libulp-core.a
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS_RT)
 
 ALL_TARGETS += $(UNIT_BINS)

@@ -110,6 +110,23 @@ int ulp_arch_fast_func(uintptr_t lo, uintptr_t hi, uintptr_t site, uintptr_t *fl
 int ulp_arch_fast_walk(uintptr_t lo, uintptr_t hi, const uintptr_t *want, unsigned n);
 
 /*
+ * Wait loops that yield (x86_64 only so far: spinloop.c says which loops, spin_patch.c how one
+ * is rewritten). The hook is the kernel layer's: given the context of the loop (its pc, the
+ * instruction the trampoline is about to replay), it lets others run and delivers what is due to
+ * the thread, as a tick would; registers it changes in the context are the loop's afterwards.
+ */
+typedef void (*ulp_arch_spin_hook)(void *uc);
+/* 0, or -ENOTSUP (after ulp_arch_fast_init, which must have succeeded). */
+int ulp_arch_spin_init(ulp_arch_spin_hook hook);
+/* Rewrite the wait loop around pc (lo, hi: the partition holding it) so that each iteration calls
+ * the hook, through the trampoline written at slot (as for ulp_arch_fast_patch). No other thread
+ * of the ULP may run on another CPU meanwhile; alone: the ULP has no other thread at all (any
+ * instruction of the loop may be rewritten, not only one that one atomic store can change).
+ * 0, or -errno: -ENOENT no loop around pc, -EILSEQ not a wait loop, -ENOSPC no instruction to
+ * rewrite; the loop was left as it was. */
+int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone);
+
+/*
  * Provided inline by arch_impl.h:
  *   uintptr_t ulp_arch_tls_get(void);      the TLS register (fs base, tpidr_el0, %g7)
  *   void ulp_arch_tls_set(uintptr_t v);

@@ -23,6 +23,7 @@
 #include "ulp_signal.h"
 #include "uthread.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -48,6 +49,11 @@ _Static_assert(sizeof(struct fast_area) <= FAST_PAGE, "one header page");
 
 /* 1: sites are rewritten. Set once, before any ULP runs. */
 static int fast_on;
+
+int ulp_fast_on(void)
+{
+	return fast_on;
+}
 
 /* The calls whose sites are rewritten: their handlers use nothing of the context but the
  * arguments, the mask (none blocked: ulp_fast_sigmask) and the registers a ULP's signal handler may
@@ -120,34 +126,44 @@ void ulp_fast_exec(struct ulp_cb *cb)
 	a->masked = cb->sig.mask != 0;
 }
 
-void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
+int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch)
 {
-	struct fast_area *a;
-	uintptr_t pc, slot, page;
+	struct fast_area *a = area_of(cb);
+	uintptr_t slot, page;
 	unsigned i;
 	int rc;
+
+	if (a->used >= FAST_NSLOTS || a->nrefused >= FAST_NREFUSED)
+		return -ENOSPC;
+	for (i = 0; i < a->nrefused; i++)
+		if (a->refused[i] == pc)
+			return -EALREADY;
+	slot = (uintptr_t)a + FAST_PAGE + (uintptr_t)a->used * ULP_FAST_SLOT;
+	page = slot & ~(uintptr_t)(FAST_PAGE - 1);
+	/* executable throughout: the page's other trampolines may be running (a thread of the ULP
+	 * that the scheduler just switched out stopped in one) */
+	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_WRITE | PROT_EXEC, 0,
+			 0, 0);
+	rc = patch(pc, cb->part_lo + ULP_CB_SIZE, cb->part_hi, slot);
+	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_EXEC, 0, 0, 0);
+	if (rc)
+		a->refused[a->nrefused++] = pc;
+	else
+		a->used++;
+	return rc;
+}
+
+void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
+{
+	uintptr_t pc;
 
 	if (!fast_on || !fast_nr(nr) || area_of(cb)->masked)
 		return;
 	if (ulp_sys_in_child() || (cb->tg && cb->tg->nlive > 1))
 		return;
 	pc = ulp_arch_trap_pc(uc);
-	a = area_of(cb);
 	/* a trampoline's own syscall (a call it does not emulate), or not the ULP's code */
 	if (pc < cb->part_lo + ULP_CB_SIZE || pc >= cb->part_hi)
 		return;
-	if (a->used >= FAST_NSLOTS || a->nrefused >= FAST_NREFUSED)
-		return;
-	for (i = 0; i < a->nrefused; i++)
-		if (a->refused[i] == pc)
-			return;
-	slot = (uintptr_t)a + FAST_PAGE + (uintptr_t)a->used * ULP_FAST_SLOT;
-	page = slot & ~(uintptr_t)(FAST_PAGE - 1);
-	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_WRITE, 0, 0, 0);
-	rc = ulp_arch_fast_patch(pc, cb->part_lo + ULP_CB_SIZE, cb->part_hi, slot);
-	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_EXEC, 0, 0, 0);
-	if (rc)
-		a->refused[a->nrefused++] = pc;
-	else
-		a->used++;
+	ulp_fast_rewrite(cb, pc, ulp_arch_fast_patch);
 }

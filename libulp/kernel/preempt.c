@@ -26,6 +26,7 @@
  * handler then only makes the running ULP thread look at its marks (kicked), it preempts nothing.
  */
 #include "io.h"
+#include "syscall.h"
 #include "ulp_signal.h"
 #include "uthread.h"
 
@@ -167,6 +168,8 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	if (!iw)
 		return;
 	spinner = ulp_spin_quantum_us && t->spins >= SPIN_PREEMPTS;
+	if (spinner) /* its loop may be rewritten to yield at each iteration (spinyield.c) */
+		ulp_spin_tick(t->owner, ucv);
 	if (!turn_over(iw, t, spinner))
 		return;
 	/* What runs next is likely a spinner too when this one is (ranks waiting in turn). */

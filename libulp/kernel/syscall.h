@@ -60,6 +60,18 @@ void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc);
 void ulp_fast_sigmask(struct ulp_cb *cb);
 /* The ULP execs (exec.c): the old program's rewritten sites are gone, its mask stays. */
 void ulp_fast_exec(struct ulp_cb *cb);
+/* 1 when rewriting is on (ULP_FASTCALL is not 0 and the CPU allows it). */
+int ulp_fast_on(void);
+/* Rewrite the code at pc of cb with patch (an ulp_arch_*_patch) into cb's next free trampoline
+ * slot: 0; -ENOSPC when no slot is left; -EALREADY when pc was refused before; else patch's
+ * -errno, and pc is remembered as refused. Only while no other thread of cb runs. */
+typedef int (*ulp_fast_patch_fn)(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot);
+int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch);
+
+/* Wait loops that yield (spinyield.c): read ULP_SPINYIELD, once, after ulp_fast_init; a tick
+ * found the running thread of cb spinning at the pc of uc (may rewrite that loop). */
+void ulp_spin_init(void);
+void ulp_spin_tick(struct ulp_cb *cb, void *uc);
 /* The ULP execs (sys_io.c), in its task: its close-on-exec descriptors go. sole: it is the only
  * ULP of its task, so every descriptor but the runtime's is its own. */
 void ulp_io_exec_fds(struct ulp_cb *cb, int sole);

@@ -348,6 +348,7 @@ int ulp_trap_install(struct pvas_region *r)
 	if (rc)
 		return rc;
 	ulp_fast_init();
+	ulp_spin_init();
 	trap_base = r->base;
 	trap_size = r->size;
 	return 0;

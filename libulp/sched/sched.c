@@ -674,6 +674,20 @@ int ulp_worker_has_ready(struct ulp_worker *w)
 	       ulp_deque_looks_nonempty(&w->dq);
 }
 
+int ulp_sched_owner_runs_elsewhere(struct ulp_worker *w, const void *owner)
+{
+	unsigned i;
+
+	for (i = 0; i < w->rt->nworkers; i++) {
+		struct ulp_worker *o = w->rt->workers[i];
+		struct ulp_task *t = o == w ? NULL : __atomic_load_n(&o->cur, __ATOMIC_ACQUIRE);
+
+		if (t && __atomic_load_n(&t->owner, __ATOMIC_RELAXED) == owner)
+			return 1;
+	}
+	return 0;
+}
+
 static int work_visible(struct ulp_worker *w)
 {
 	unsigned i;

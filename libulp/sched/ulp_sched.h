@@ -261,6 +261,10 @@ static inline void *ulp_sched_ctx(struct ulp_runtime *rt)
 /* 1 when w has a task ready to run in its deque, yield queue or inbox (what a yield would
  * switch to). Called by w's owner only. */
 int ulp_worker_has_ready(struct ulp_worker *w);
+/* 1 when a worker of w's instance other than w runs a task of owner now (a ULP's thread, in its
+ * own code or in the runtime on its behalf). A moment's answer: a task of owner that another
+ * worker resumes right after it starts where it stopped, in the runtime. */
+int ulp_sched_owner_runs_elsewhere(struct ulp_worker *w, const void *owner);
 
 /* Worker i of rt, i taken modulo the number of workers. */
 struct ulp_worker *ulp_sched_worker(struct ulp_runtime *rt, unsigned i);

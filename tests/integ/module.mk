@@ -7,7 +7,7 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn $(INTEG)/iotest \
 	$(INTEG)/fastcall $(INTEG)/fastcall_dyn \
 	$(INTEG)/sigs $(INTEG)/sigs_dyn $(INTEG)/fds $(INTEG)/ident $(INTEG)/ident_dyn \
-	$(INTEG)/execs $(INTEG)/execs_dyn
+	$(INTEG)/execs $(INTEG)/execs_dyn $(INTEG)/spinwait $(INTEG)/spinwait_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
@@ -49,6 +49,12 @@ $(INTEG)/threads_omp_dyn: tests/integ/progs/threads_omp.c
 $(INTEG)/futex_shared_dyn: tests/integ/progs/futex_shared.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -pie -o $@ $<
+$(INTEG)/spinwait: tests/integ/progs/spinwait.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -fPIE -static-pie -pthread -o $@ $<
+$(INTEG)/spinwait_dyn: tests/integ/progs/spinwait.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -fPIE -pie -pthread -o $@ $<
 $(INTEG)/futex_ops_dyn: tests/integ/progs/futex_ops.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -pie -pthread -o $@ $<
@@ -68,6 +74,7 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)ULP_TEST_TIMEOUT=$${ULP_TEST_TIMEOUT:-900} $(RUN_TEST) integ-threads sh tests/integ/threads.sh $(O)
 	$(Q)$(RUN_TEST) integ-io sh tests/integ/io.sh $(O)
 	$(Q)$(RUN_TEST) integ-fastcall sh tests/integ/fastcall.sh $(O)
+	$(Q)$(RUN_TEST) integ-spinyield sh tests/integ/spinyield.sh $(O)
 CHECK_TARGETS += check-integ
 
 # The ULP integration tests of ulpexec against an ASan+UBSan build of it (the guests are the

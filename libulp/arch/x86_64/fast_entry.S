@@ -17,13 +17,19 @@
  * syscall changes none. ulp_arch_fast_dispatch(frame, xsave) returns 0 when it emulated the call
  * (frame rax, rcx, r11 set as the kernel sets them) or 1 when the trampoline must execute a real
  * `syscall` instead: then this returns 2 bytes further, past the trampoline's short jump.
+ *
+ * ulp_arch_spin_entry is the same entry for the trampolines of rewritten wait loops (spin_patch.c):
+ * it calls ulp_arch_spin_dispatch, which returns 0, and every register and flag comes back as the
+ * loop left it (or as a signal handler run there changed it).
  */
 	.text
 
-	.globl	ulp_arch_fast_entry
-	.hidden	ulp_arch_fast_entry
-	.type	ulp_arch_fast_entry, @function
-ulp_arch_fast_entry:
+/* FAST_ENTRY name, dispatch: the entry above, calling dispatch(frame, xsave). */
+.macro FAST_ENTRY name, dispatch
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
+\name:
 	pushfq
 	pushq	%rax
 	pushq	%rbx
@@ -59,7 +65,7 @@ ulp_arch_fast_entry:
 	xsave64	(%rsp)
 	movq	%rbx, %rdi
 	movq	%rsp, %rsi
-	call	ulp_arch_fast_dispatch
+	call	\dispatch
 	movl	%eax, %r12d
 	movl	$-1, %eax
 	movl	$-1, %edx
@@ -85,6 +91,10 @@ ulp_arch_fast_entry:
 	addq	$2, 8(%rsp)	/* fallback: past the trampoline's short jump */
 1:	popfq
 	ret
-	.size	ulp_arch_fast_entry, .-ulp_arch_fast_entry
+	.size	\name, .-\name
+.endm
+
+	FAST_ENTRY ulp_arch_fast_entry, ulp_arch_fast_dispatch
+	FAST_ENTRY ulp_arch_spin_entry, ulp_arch_spin_dispatch
 
 	.section .note.GNU-stack,"",@progbits

@@ -59,9 +59,12 @@ _Static_assert(offsetof(struct ulp_fast_frame, r8) == 56 &&
 /* Bytes of the XSAVE area (fast_entry.S reads it). */
 uint64_t ulp_arch_fast_xsize __attribute__((visibility("hidden")));
 static ulp_arch_fast_hook fast_hook;
+static ulp_arch_spin_hook spin_hook;
 
 void ulp_arch_fast_entry(void) __attribute__((visibility("hidden")));
 int ulp_arch_fast_dispatch(struct ulp_fast_frame *f, void *xsave)
+    __attribute__((visibility("hidden")));
+int ulp_arch_spin_dispatch(struct ulp_fast_frame *f, void *xsave)
     __attribute__((visibility("hidden")));
 
 int ulp_arch_fast_init(ulp_arch_fast_hook hook)
@@ -80,17 +83,14 @@ int ulp_arch_fast_init(ulp_arch_fast_hook hook)
 	return 0;
 }
 
-int ulp_arch_fast_dispatch(struct ulp_fast_frame *f, void *xsave)
+/* The context a SIGSYS at pc would have carried: handlers read the arguments from it, pass it to
+ * the ULP's own signal handlers and may change registers in it. */
+static void frame_to_uc(const struct ulp_fast_frame *f, uint64_t pc, void *xsave, ucontext_t *uc)
 {
-	uintptr_t slot = f->ret & ~(uintptr_t)(ULP_FAST_SLOT - 1);
-	uint64_t pc = *(const uint64_t *)slot;
-	ucontext_t uc;
-	greg_t *g = uc.uc_mcontext.gregs;
+	greg_t *g = uc->uc_mcontext.gregs;
 
-	/* The context a SIGSYS would have carried: handlers read the arguments from it, pass it to
-	 * the ULP's own signal handlers and may change registers in it. */
-	memset(&uc, 0, offsetof(ucontext_t, uc_mcontext.fpregs));
-	memset(&uc.uc_sigmask, 0, sizeof(uc.uc_sigmask));
+	memset(uc, 0, offsetof(ucontext_t, uc_mcontext.fpregs));
+	memset(&uc->uc_sigmask, 0, sizeof(uc->uc_sigmask));
 	g[REG_R8] = (greg_t)f->r8;
 	g[REG_R9] = (greg_t)f->r9;
 	g[REG_R10] = (greg_t)f->r10;
@@ -109,9 +109,14 @@ int ulp_arch_fast_dispatch(struct ulp_fast_frame *f, void *xsave)
 	g[REG_RSP] = (greg_t)((uintptr_t)f + FRAME_TO_SP);
 	g[REG_RIP] = (greg_t)pc;
 	g[REG_EFL] = (greg_t)f->rflags;
-	uc.uc_mcontext.fpregs = xsave; /* its first 512 bytes are the FXSAVE image */
-	if (!fast_hook || fast_hook(&uc, (long)f->rax))
-		return 1;
+	uc->uc_mcontext.fpregs = xsave; /* its first 512 bytes are the FXSAVE image */
+}
+
+/* The registers of the context back into the frame, but rcx and r11 (the caller's business). */
+static void uc_to_frame(const ucontext_t *uc, struct ulp_fast_frame *f)
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+
 	f->r8 = (uint64_t)g[REG_R8];
 	f->r9 = (uint64_t)g[REG_R9];
 	f->r10 = (uint64_t)g[REG_R10];
@@ -125,9 +130,44 @@ int ulp_arch_fast_dispatch(struct ulp_fast_frame *f, void *xsave)
 	f->rbx = (uint64_t)g[REG_RBX];
 	f->rdx = (uint64_t)g[REG_RDX];
 	f->rax = (uint64_t)g[REG_RAX];
+}
+
+int ulp_arch_fast_dispatch(struct ulp_fast_frame *f, void *xsave)
+{
+	uintptr_t slot = f->ret & ~(uintptr_t)(ULP_FAST_SLOT - 1);
+	uint64_t pc = *(const uint64_t *)slot;
+	ucontext_t uc;
+
+	frame_to_uc(f, pc, xsave, &uc);
+	if (!fast_hook || fast_hook(&uc, (long)f->rax))
+		return 1;
+	uc_to_frame(&uc, f);
 	/* What the syscall instruction leaves there: the return address and the flags. */
 	f->rcx = pc;
 	f->r11 = f->rflags;
+	return 0;
+}
+
+int ulp_arch_spin_init(ulp_arch_spin_hook hook)
+{
+	if (!ulp_arch_fast_xsize)
+		return -ENOTSUP; /* ulp_arch_fast_init first, and it found XSAVE */
+	spin_hook = hook;
+	return 0;
+}
+
+/* From a wait loop's trampoline (spin_patch.c): the slot's first word is the address of the
+ * displaced instruction, where the loop is as far as the program can tell. */
+int ulp_arch_spin_dispatch(struct ulp_fast_frame *f, void *xsave)
+{
+	uintptr_t slot = f->ret & ~(uintptr_t)(ULP_FAST_SLOT - 1);
+	ucontext_t uc;
+
+	frame_to_uc(f, *(const uint64_t *)slot, xsave, &uc);
+	spin_hook(&uc);
+	uc_to_frame(&uc, f);
+	f->rcx = (uint64_t)uc.uc_mcontext.gregs[REG_RCX];
+	f->r11 = (uint64_t)uc.uc_mcontext.gregs[REG_R11];
 	return 0;
 }
 

@@ -158,6 +158,7 @@ static unsigned take_modrm(const uint8_t *p, size_t max, unsigned i, int addr32,
 	if (i >= max)
 		return 0;
 	in->modrm = p[i];
+	in->modrm_at = i;
 	n = modrm_len(p + i, max - i, addr32, riprel);
 	return n ? i + n : 0;
 }

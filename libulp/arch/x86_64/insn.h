@@ -25,6 +25,7 @@ struct ulp_insn {
 	unsigned map;	     /* 0: one-byte opcodes, 1: 0f, 2: 0f38, 3: 0f3a */
 	unsigned opcode;     /* in its map */
 	int modrm;	     /* -1: none */
+	unsigned modrm_at;   /* offset of the ModRM byte, when there is one */
 	unsigned rex;	     /* 0: none */
 	int64_t target_disp; /* BRANCH: target = address + len + target_disp */
 };

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Rewriting a proven wait loop (spinloop.c) so that each iteration yields: one instruction of the
+ * loop, of 5 bytes or more, becomes `jmp rel32` to a trampoline, which calls the runtime (through
+ * ulp_arch_spin_entry, fast_entry.S: every register, the flags and the XSAVE state kept), then
+ * does what the displaced instruction did and jumps back after it.
+ *
+ * Why no thread can be hurt by the 5 bytes changing: they start an instruction and lie inside it
+ * (it is 5 bytes or longer), so no branch can target them but at their start and no thread can be
+ * stopped in them but at their start, where the jmp does what the instruction did, after a yield
+ * the program cannot see (the loop carries nothing from one iteration to the next: spinloop.c).
+ * The caller makes sure no other thread of the ULP runs on another CPU while they change. When the
+ * ULP has other threads (stopped, in the runtime, where a worker may resume one meanwhile), the
+ * 5 bytes must lie in one aligned 16-byte block and are written with one atomic store (8 bytes,
+ * or 16 with cmpxchg16b); when it has one thread, the one in the tick handler now, any site does.
+ * The mprotect that ends the write makes the kernel flush the TLBs of every CPU running this
+ * address space, an interrupt that serializes each of them before it runs the new bytes.
+ *
+ * The trampoline (a ULP_FAST_SLOT slot, like a syscall site's: fastcall.c):
+ *    0: address of the displaced instruction (the loop's pc as the hook sees it)
+ *    8: address of ulp_arch_spin_entry
+ *   16: lea -128(%rsp),%rsp              the red zone stays the program's
+ *       call *8(slot)
+ *       lea 128(%rsp),%rsp               (lea: the flags stay as the loop had them)
+ *       the displaced instruction        a rip-relative operand re-aimed, a jcc or jmp with a
+ *                                        32-bit displacement to the same target
+ *       jmp site+len
+ */
+#include "fast_find.h"
+#include "insn.h"
+#include "spinloop.h"
+#include "../arch.h"
+
+#include <cpuid.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+void ulp_arch_spin_entry(void) __attribute__((visibility("hidden")));
+
+struct tramp {
+	uint8_t *t;
+	uintptr_t at; /* the slot's address */
+	unsigned n;
+};
+
+static void put(struct tramp *tr, const void *b, unsigned len)
+{
+	memcpy(tr->t + tr->n, b, len);
+	tr->n += len;
+}
+
+/* A 32-bit displacement to target from the end of the 4 bytes about to be written; -1 when it
+ * does not reach. */
+static int put_rel(struct tramp *tr, uintptr_t target)
+{
+	int64_t rel = (int64_t)target - (int64_t)(tr->at + tr->n + 4);
+	int32_t r = (int32_t)rel;
+
+	if (rel != r)
+		return -1;
+	put(tr, &r, 4);
+	return 0;
+}
+
+/* The instruction at site, done from the trampoline. */
+static int replay(struct tramp *tr, uintptr_t site, const struct ulp_insn *in)
+{
+	const uint8_t *s = (const uint8_t *)site;
+	uintptr_t after = site + in->len;
+
+	if (in->flags & ULP_INSN_BRANCH) {
+		uintptr_t target = after + (uintptr_t)in->target_disp;
+		uint8_t op[2];
+
+		if (in->map == 0 && (in->opcode == 0xeb || in->opcode == 0xe9)) {
+			op[0] = 0xe9;
+			put(tr, op, 1);
+		} else { /* jcc: the condition is the opcode's low nibble in both maps */
+			op[0] = 0x0f;
+			op[1] = (uint8_t)(0x80 | (in->opcode & 0x0f));
+			put(tr, op, 2);
+		}
+		return put_rel(tr, target);
+	}
+	put(tr, s, in->len);
+	if (in->flags & ULP_INSN_RIPREL) {
+		/* disp32 follows ModRM (no SIB with rip); re-aimed from where the copy lies */
+		unsigned d = in->modrm_at + 1;
+		int32_t old;
+		int64_t rel;
+
+		memcpy(&old, s + d, 4);
+		rel = (int64_t)old + (int64_t)after - (int64_t)(tr->at + tr->n);
+		if (rel != (int32_t)rel)
+			return -1;
+		old = (int32_t)rel;
+		memcpy(tr->t + tr->n - in->len + d, &old, 4);
+	}
+	return 0;
+}
+
+static int cas16(uint64_t *p, uint64_t olo, uint64_t ohi, uint64_t nlo, uint64_t nhi)
+{
+	uint8_t ok;
+
+	__asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
+			 : "=q"(ok), "+m"(*(volatile uint64_t(*)[2])p), "+a"(olo), "+d"(ohi)
+			 : "b"(nlo), "c"(nhi)
+			 : "memory", "cc");
+	return ok;
+}
+
+/* The 5 bytes of jmp at site, with one atomic store when they lie in one aligned 16-byte block;
+ * else byte by byte (the caller knows no other thread exists). */
+static int store_jmp(uintptr_t site, const uint8_t jmp[5])
+{
+	unsigned a, b, c, d;
+
+	if ((site & 15) + 5 > 16) {
+		memcpy((void *)site, jmp, 5);
+		return 0;
+	}
+	if ((site & 7) + 5 <= 8) {
+		uint64_t *w = (uint64_t *)(site & ~(uintptr_t)7), v = *w;
+
+		memcpy((uint8_t *)&v + (site & 7), jmp, 5);
+		__atomic_store_n(w, v, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 13))) /* CMPXCHG16B */
+		return -ENOSYS;
+	{
+		uint64_t *w = (uint64_t *)(site & ~(uintptr_t)15), v[2];
+
+		do {
+			v[0] = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
+			v[1] = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
+			uint64_t nv[2] = {v[0], v[1]};
+
+			memcpy((uint8_t *)nv + (site & 15), jmp, 5);
+			if (cas16(w, v[0], v[1], nv[0], nv[1]))
+				break;
+		} while (1);
+	}
+	return 0;
+}
+
+int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone)
+{
+	static const uint8_t lea_down[] = {0x48, 0x8d, 0x64, 0x24, 0x80};
+	static const uint8_t lea_up[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
+	static const uint8_t call[] = {0xff, 0x15};
+	struct tramp tr = {(uint8_t *)slot, slot, 16};
+	struct ulp_x86_loop l;
+	struct ulp_x86_obj o;
+	struct ulp_insn in;
+	uintptr_t flo, fhi, page, end;
+	uint8_t jmp[5];
+	int64_t rel;
+	long r;
+	int rc;
+
+	(void)hi;
+	if (ulp_x86_find_obj(pc, lo, &o) || pc < o.x_lo || pc >= o.x_hi ||
+	    ulp_x86_find_func(&o, pc, &flo, &fhi) || flo < o.x_lo || fhi > o.x_hi)
+		return -ENOENT;
+	rc = ulp_x86_wait_loop(flo, fhi, pc, &l);
+	if (rc)
+		return rc;
+	if (!l.site && alone)
+		l.site = l.any;
+	if (!l.site)
+		return -ENOSPC;
+	ulp_insn_decode((const uint8_t *)l.site, l.end - l.site, &in);
+	rel = (int64_t)(slot + 16) - (int64_t)(l.site + 5);
+	if (rel != (int32_t)rel)
+		return -ERANGE;
+
+	*(uint64_t *)tr.t = l.site;
+	*(uint64_t *)(tr.t + 8) = (uint64_t)(uintptr_t)ulp_arch_spin_entry;
+	put(&tr, lea_down, sizeof(lea_down));
+	put(&tr, call, sizeof(call));
+	if (put_rel(&tr, slot + 8))
+		return -ERANGE;
+	put(&tr, lea_up, sizeof(lea_up));
+	if (replay(&tr, l.site, &in))
+		return -ERANGE;
+	jmp[0] = 0xe9;
+	put(&tr, jmp, 1);
+	if (put_rel(&tr, l.site + in.len))
+		return -ERANGE;
+
+	jmp[0] = 0xe9;
+	memcpy(jmp + 1, &(int32_t){(int32_t)rel}, 4);
+	/* A private copy of the page (MAP_PRIVATE: the file and other processes keep theirs),
+	 * writable only for the store, executable throughout (other code of the page may run). */
+	page = l.site & ~(uintptr_t)4095;
+	end = (l.site + 5 + 4095) & ~(uintptr_t)4095;
+	r = ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot | PROT_WRITE, 0,
+			     0, 0);
+	if (r < 0)
+		return (int)r;
+	rc = store_jmp(l.site, jmp);
+	ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot, 0, 0, 0);
+	return rc;
+}

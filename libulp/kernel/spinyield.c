@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wait loops that yield (docs/syscalls.md, "Spin loops that yield"). A ULP thread that the tick
+ * found spinning (preempt.c: preempted SPIN_PREEMPTS times in a row without entering the runtime)
+ * busy-polls memory with no call at all, as Debian's MPICH does in MPI_Init's barrier and while it
+ * waits for a message: it keeps its worker until the next tick, however many ranks wait behind it.
+ * At such a tick the loop around its pc is rewritten, once, when decoding proves it a pure wait
+ * (libulp/arch/x86_64/spinloop.c) so that each iteration switches to the next ready task, what a
+ * sched_yield of the ULP would do (ulp_io_yield), through a trampoline slot of the fast path.
+ *
+ * The rewrite happens only while no other thread of the ULP runs on another worker of its task
+ * (one that resumes later starts in the runtime, where it stopped); the tick's own thread is in
+ * the handler. A loop that is refused is remembered (by pc, with the fast path's refused sites)
+ * and not decoded again. ULP_SPINYIELD=0 turns this off, and so does ULP_FASTCALL=0;
+ * ULP_SPINYIELD_STATS=1 prints how many loops were rewritten when the launcher exits.
+ */
+#include "proc.h"
+#include "sys.h"
+#include "syscall.h"
+#include "ulp_signal.h"
+#include "uthread.h"
+#include "io.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+/* 1: loops are rewritten. Set once, before any ULP runs. */
+static int spin_on;
+/* Loops rewritten, all ULPs of all tasks (they share this address space). */
+static _Atomic unsigned long spin_rewritten;
+
+/* From a rewritten loop, each iteration: the thread's turn goes to the next ready task, then what
+ * a tick would deliver to it there (its ULP is dying, a signal). */
+static void spin_hook(void *uc)
+{
+	struct ulp_cb *cb = ulp_current_cb();
+
+	if (!cb || cb->magic != ULP_CB_MAGIC || ulp_sys_in_child()) {
+		/* a fork child of the ULP: a process of its own, alone in it */
+		ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+		return;
+	}
+	ulp_io_yield(cb);
+	ulp_tg_kick(cb, uc);
+	ulp_sig_deliver(cb, uc);
+}
+
+static void print_stats(void)
+{
+	fprintf(stderr, "libulp: %lu spin loops rewritten\n", atomic_load(&spin_rewritten));
+}
+
+void ulp_spin_init(void)
+{
+	const char *e = getenv("ULP_SPINYIELD"), *st = getenv("ULP_SPINYIELD_STATS");
+	static int stats_armed;
+
+	spin_on = !(e && !strcmp(e, "0")) && ulp_fast_on() && ulp_arch_spin_init(spin_hook) == 0;
+	if (st && !strcmp(st, "1") && !stats_armed) {
+		stats_armed = 1;
+		atexit(print_stats);
+	}
+}
+
+/* The ULP has one thread: the one the tick interrupted. */
+static int patch_alone(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot)
+{
+	return ulp_arch_spin_patch(pc, lo, hi, slot, 1);
+}
+
+static int patch_shared(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot)
+{
+	return ulp_arch_spin_patch(pc, lo, hi, slot, 0);
+}
+
+void ulp_spin_tick(struct ulp_cb *cb, void *uc)
+{
+	uintptr_t pc = ulp_arch_trap_pc(uc);
+	int alone;
+
+	if (!spin_on || ulp_sys_in_child())
+		return;
+	/* the ULP's own text: not a trampoline, nor the control block */
+	if (pc < cb->part_lo + ULP_CB_SIZE || pc >= cb->part_hi)
+		return;
+	if (ulp_sched_owner_runs_elsewhere(ulp_worker_self(), cb))
+		return; /* a later tick tries again */
+	alone = !cb->tg || cb->tg->nlive <= 1;
+	if (ulp_fast_rewrite(cb, pc, alone ? patch_alone : patch_shared) == 0)
+		atomic_fetch_add(&spin_rewritten, 1);
+}

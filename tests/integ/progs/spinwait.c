@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Two ranks play ping-pong through two flags in a shared file, each waiting for the other in a
+ * pure busy-wait loop with no call, as MPICH's ranks do (tests/integ/spinyield.sh). Rank 0 writes
+ * round i into ping and waits for pong == i; rank 1 waits for ping == i, adds what it read, and
+ * answers in pong. Each prints its sum of the values passed, which must be ROUNDS*(ROUNDS+1)/2.
+ *
+ * Usage: spinwait FILE ROUNDS [RANK]   (RANK: else ULP_RANK; as processes, start rank 0 and 1)
+ * SPINWAIT_THREAD=1: each rank has a second thread, blocked in a read meanwhile (as MPICH ranks
+ * have UCX's); SPINWAIT_FOREVER=1: after the rounds, both wait for a round that never comes.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Read through pointers that are themselves reloaded at each iteration, like MPICH's barrier
+ * (mov ptr(%rip),%rax; mov (%rax),%eax; cmp; jcc): a loop with a 7-byte load to rewrite. */
+static volatile int *volatile ping, *volatile pong;
+
+__attribute__((noinline)) static int wait_ping(int v)
+{
+	while (*ping != v)
+		;
+	return *ping;
+}
+
+__attribute__((noinline)) static int wait_pong(int v)
+{
+	while (*pong != v)
+		__builtin_ia32_pause();
+	return *pong;
+}
+
+static int pipefd[2];
+
+static void *blocked(void *arg)
+{
+	char c;
+
+	return read(pipefd[0], &c, 1) == 1 ? NULL : (void *)1;
+}
+
+static int env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] == '1';
+}
+
+int main(int argc, char **argv)
+{
+	const char *r = argc > 3 ? argv[3] : getenv("ULP_RANK");
+	long rounds, i, sum = 0;
+	int fd, rank;
+	pthread_t th;
+	char *m;
+
+	if (argc < 3 || !r) {
+		fprintf(stderr, "usage: spinwait FILE ROUNDS [RANK]\n");
+		return 2;
+	}
+	rounds = atol(argv[2]);
+	rank = atoi(r);
+	fd = open(argv[1], O_RDWR | O_CREAT, 0600);
+	if (fd < 0 || ftruncate(fd, 4096) != 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	ping = (volatile int *)m;
+	pong = (volatile int *)(m + 64);
+	if (env_on("SPINWAIT_THREAD") &&
+	    (pipe(pipefd) != 0 || pthread_create(&th, NULL, blocked, NULL) != 0)) {
+		perror("spinwait: thread");
+		return 1;
+	}
+	for (i = 1; i <= rounds; i++) {
+		if (rank == 0) {
+			*ping = (int)i;
+			sum += wait_pong((int)i);
+		} else {
+			sum += wait_ping((int)i);
+			*pong = (int)i;
+		}
+	}
+	printf("rank %d: %ld rounds, sum %ld (%s)\n", rank, rounds, sum,
+	       sum == rounds * (rounds + 1) / 2 ? "right" : "WRONG");
+	fflush(stdout);
+	if (env_on("SPINWAIT_FOREVER"))
+		rank == 0 ? wait_pong(-1) : wait_ping(-1);
+	if (env_on("SPINWAIT_THREAD")) {
+		void *ret;
+
+		if (write(pipefd[1], "x", 1) != 1 || pthread_join(th, &ret) != 0 || ret) {
+			perror("spinwait: thread end");
+			return 1;
+		}
+	}
+	return sum == rounds * (rounds + 1) / 2 ? 0 : 1;
+}

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Wait loops that yield (docs/syscalls.md, "Spin loops that yield"): two ranks on ONE worker
+# play ping-pong through flags in a shared file, each busy-waiting with no call (progs/spinwait.c).
+# Their loops are rewritten to yield (the launcher's count, ULP_SPINYIELD_STATS=1, says how many),
+# the sums passed are right and the same as with ULP_SPINYIELD=0, ULP_FASTCALL=0 and as two
+# processes; with a second thread per rank too; ranks that spin forever in a rewritten loop end on
+# SIGTERM; the programs on disk are unchanged. Usage: spinyield.sh BUILD_DIR
+B=${1:-build}
+. "$(dirname "$0")/lib.sh"
+ROUNDS=2000
+sums() { sha256sum "$B/tests/integ/spinwait" "$B/tests/integ/spinwait_dyn"; }
+sums >"$T/before"
+# the ranks' lines, in rank order
+ranks() { grep '^rank ' "$T/out" | sort; }
+# the launcher's count of rewritten loops
+rewritten() { sed -n 's/^libulp: \([0-9]*\) spin loops rewritten$/\1/p' "$T/out"; }
+
+for prog in spinwait spinwait_dyn; do
+	P=$B/tests/integ/$prog
+	rm -f "$T/flags"
+	"$P" "$T/flags" $ROUNDS 1 >"$T/r1" 2>&1 &
+	r1=$!
+	timeout 300 "$P" "$T/flags" $ROUNDS 0 >"$T/r0" 2>&1
+	r0=$?
+	wait $r1
+	cat "$T/r0" "$T/r1" | sort >"$T/proc"
+	if [ $r0 = 0 ] && [ "$(grep -c '(right)$' "$T/proc")" = 2 ]; then
+		ok "$prog: $ROUNDS rounds as two processes"
+	else
+		cp "$T/proc" "$T/out"
+		no "$prog: $ROUNDS rounds as two processes"
+		continue
+	fi
+	for th in 0 1; do
+		for how in "ulpexec -n 2 -w 1" "ulpspawn -n 2 -t 1 -w 1"; do
+			set -- $how
+			L=$B/bin/$1
+			shift
+			name="$prog ($how, second thread: $th)"
+			rm -f "$T/flags"
+			if expect "$name" 0 env SPINWAIT_THREAD=$th ULP_SPINYIELD_STATS=1 "$L" "$@" "$P" "$T/flags" $ROUNDS &&
+				ranks | cmp -s - "$T/proc" && [ "$(rewritten)" -ge 1 ]; then
+				ok "$name: $(rewritten) wait loops rewritten, the process's sums"
+			else
+				no "$name: wait loops rewritten, the process's sums"
+			fi
+		done
+	done
+	for off in ULP_SPINYIELD=0 ULP_FASTCALL=0; do
+		rm -f "$T/flags"
+		if expect "$prog $off" 0 env $off ULP_SPINYIELD_STATS=1 "$B/bin/ulpexec" -n 2 -w 1 "$P" "$T/flags" $ROUNDS &&
+			ranks | cmp -s - "$T/proc" && [ "$(rewritten)" = 0 ]; then
+			ok "$prog: $off rewrites no loop, the process's sums"
+		else
+			no "$prog: $off rewrites no loop, the process's sums"
+		fi
+	done
+	rm -f "$T/flags"
+	term_ends "$prog: ranks spinning for ever in rewritten loops end on SIGTERM" 2 '^rank ' \
+		env SPINWAIT_FOREVER=1 SPINWAIT_THREAD=1 "$B/bin/ulpspawn" -n 2 -t 1 -w 1 "$P" "$T/flags" $ROUNDS
+done
+
+sums >"$T/after"
+if cmp -s "$T/before" "$T/after"; then
+	ok "the programs on disk are byte-identical after the runs"
+else
+	no "the programs on disk are byte-identical after the runs"
+fi
+finish integ-spinyield
