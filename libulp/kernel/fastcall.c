@@ -32,17 +32,22 @@
 #define FAST_AREA (16 * 1024) /* at the top of the control block area */
 #define FAST_PAGE 4096
 #define FAST_NSLOTS ((FAST_AREA - FAST_PAGE) / ULP_FAST_SLOT)
-#define FAST_NREFUSED ((FAST_PAGE - 16) / sizeof(uintptr_t))
+#define FAST_NREFUSED ((FAST_PAGE - 16) / sizeof(struct fast_refused))
 
 _Static_assert(sizeof(struct ulp_cb) <= ULP_CB_SIZE - FAST_AREA,
 	       "the control block leaves room for the trampolines");
 
+/* Code that could not be rewritten: a syscall site, a loop, a function without a wait loop. */
+struct fast_refused {
+	uintptr_t lo, hi;
+};
+
 struct fast_area {
 	uint32_t used;	   /* slots taken */
-	uint32_t nrefused; /* sites that could not be rewritten */
+	uint32_t nrefused; /* refusals so far; the last FAST_NREFUSED are kept */
 	uint32_t masked;   /* the ULP blocks signals: see ulp_fast_sigmask */
 	uint32_t pad;
-	uintptr_t refused[FAST_NREFUSED]; /* their pcs, not tried again */
+	struct fast_refused refused[FAST_NREFUSED]; /* not tried again */
 };
 
 _Static_assert(sizeof(struct fast_area) <= FAST_PAGE, "one header page");
@@ -129,14 +134,14 @@ void ulp_fast_exec(struct ulp_cb *cb)
 int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch)
 {
 	struct fast_area *a = area_of(cb);
-	uintptr_t slot, page;
+	uintptr_t slot, page, refuse[2] = {pc, pc + 1};
 	unsigned i;
 	int rc;
 
-	if (a->used >= FAST_NSLOTS || a->nrefused >= FAST_NREFUSED)
+	if (a->used >= FAST_NSLOTS)
 		return -ENOSPC;
-	for (i = 0; i < a->nrefused; i++)
-		if (a->refused[i] == pc)
+	for (i = 0; i < a->nrefused && i < FAST_NREFUSED; i++)
+		if (pc >= a->refused[i].lo && pc < a->refused[i].hi)
 			return -EALREADY;
 	slot = (uintptr_t)a + FAST_PAGE + (uintptr_t)a->used * ULP_FAST_SLOT;
 	page = slot & ~(uintptr_t)(FAST_PAGE - 1);
@@ -144,13 +149,21 @@ int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch)
 	 * that the scheduler just switched out stopped in one) */
 	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_WRITE | PROT_EXEC, 0,
 			 0, 0);
-	rc = patch(pc, cb->part_lo + ULP_CB_SIZE, cb->part_hi, slot);
+	rc = patch(pc, cb->part_lo + ULP_CB_SIZE, cb->part_hi, slot, refuse);
 	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_EXEC, 0, 0, 0);
-	if (rc)
-		a->refused[a->nrefused++] = pc;
-	else
+	if (rc) { /* the oldest refusal makes room: it is only tried again */
+		i = a->nrefused++ % FAST_NREFUSED;
+		a->refused[i].lo = refuse[0];
+		a->refused[i].hi = refuse[1];
+	} else {
 		a->used++;
+	}
 	return rc;
+}
+
+static int fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
+{
+	return ulp_arch_fast_patch(pc, lo, hi, slot);
 }
 
 void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
@@ -165,5 +178,5 @@ void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
 	/* a trampoline's own syscall (a call it does not emulate), or not the ULP's code */
 	if (pc < cb->part_lo + ULP_CB_SIZE || pc >= cb->part_hi)
 		return;
-	ulp_fast_rewrite(cb, pc, ulp_arch_fast_patch);
+	ulp_fast_rewrite(cb, pc, fast_patch);
 }

@@ -10,9 +10,11 @@
  *
  * The rewrite happens only while no other thread of the ULP runs on another worker of its task
  * (one that resumes later starts in the runtime, where it stopped); the tick's own thread is in
- * the handler. A loop that is refused is remembered (by pc, with the fast path's refused sites)
- * and not decoded again. ULP_SPINYIELD=0 turns this off, and so does ULP_FASTCALL=0;
- * ULP_SPINYIELD_STATS=1 prints how many loops were rewritten when the launcher exits.
+ * the handler. What is refused is remembered with the fast path's refused sites and not decoded
+ * again: the loop, or the whole function when no short loop is around pc (a progress engine that
+ * calls functions, whose pcs vary from tick to tick). ULP_SPINYIELD=0 turns this off, and so does
+ * ULP_FASTCALL=0; ULP_SPINYIELD_STATS=1 prints how many loops were rewritten when the launcher
+ * exits.
  */
 #include "proc.h"
 #include "sys.h"
@@ -66,14 +68,14 @@ void ulp_spin_init(void)
 }
 
 /* The ULP has one thread: the one the tick interrupted. */
-static int patch_alone(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot)
+static int patch_alone(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
 {
-	return ulp_arch_spin_patch(pc, lo, hi, slot, 1);
+	return ulp_arch_spin_patch(pc, lo, hi, slot, 1, refuse);
 }
 
-static int patch_shared(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot)
+static int patch_shared(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
 {
-	return ulp_arch_spin_patch(pc, lo, hi, slot, 0);
+	return ulp_arch_spin_patch(pc, lo, hi, slot, 0, refuse);
 }
 
 void ulp_spin_tick(struct ulp_cb *cb, void *uc)

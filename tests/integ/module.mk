@@ -30,11 +30,12 @@ $(INTEG)/pmi_guest_nopie: tests/mpi/pmi_guest.c
 $(INTEG)/exec_nopie: tests/integ/progs/crash.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -Iinclude -fno-pie -no-pie -static -o $@ $^
-# Threaded guests (tests/integ/threads.sh): plain programs, no libpvas-guest.
-$(INTEG)/threads: tests/integ/progs/threads.c
+# Threaded guests (tests/integ/threads.sh, spinyield.sh): plain programs, no libpvas-guest.
+PTHREAD_PROGS := threads spinwait
+$(addprefix $(INTEG)/,$(PTHREAD_PROGS)): $(INTEG)/%: tests/integ/progs/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -static-pie -pthread -o $@ $<
-$(INTEG)/threads_dyn: tests/integ/progs/threads.c
+$(addprefix $(INTEG)/,$(addsuffix _dyn,$(PTHREAD_PROGS))): $(INTEG)/%_dyn: tests/integ/progs/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -pie -pthread -o $@ $<
 $(INTEG)/threads_cxx: tests/integ/progs/threads_cxx.cpp
@@ -49,12 +50,6 @@ $(INTEG)/threads_omp_dyn: tests/integ/progs/threads_omp.c
 $(INTEG)/futex_shared_dyn: tests/integ/progs/futex_shared.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -pie -o $@ $<
-$(INTEG)/spinwait: tests/integ/progs/spinwait.c
-	@mkdir -p $(dir $@)
-	$(Q)$(CC) -O2 -g -fPIE -static-pie -pthread -o $@ $<
-$(INTEG)/spinwait_dyn: tests/integ/progs/spinwait.c
-	@mkdir -p $(dir $@)
-	$(Q)$(CC) -O2 -g -fPIE -pie -pthread -o $@ $<
 $(INTEG)/futex_ops_dyn: tests/integ/progs/futex_ops.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -pie -pthread -o $@ $<

@@ -147,7 +147,8 @@ static int store_jmp(uintptr_t site, const uint8_t jmp[5])
 	return 0;
 }
 
-int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone)
+int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone,
+			uintptr_t refuse[2])
 {
 	static const uint8_t lea_down[] = {0x48, 0x8d, 0x64, 0x24, 0x80};
 	static const uint8_t lea_up[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
@@ -167,6 +168,13 @@ int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	    ulp_x86_find_func(&o, pc, &flo, &fhi) || flo < o.x_lo || fhi > o.x_hi)
 		return -ENOENT;
 	rc = ulp_x86_wait_loop(flo, fhi, pc, &l);
+	if (rc == -ENOENT) {
+		refuse[0] = flo;
+		refuse[1] = fhi;
+	} else if (rc || !(l.site || (alone && l.any))) {
+		refuse[0] = l.head;
+		refuse[1] = l.end;
+	}
 	if (rc)
 		return rc;
 	if (!l.site && alone)

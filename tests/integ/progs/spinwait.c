@@ -17,21 +17,30 @@
 #include <unistd.h>
 
 /* Read through pointers that are themselves reloaded at each iteration, like MPICH's barrier
- * (mov ptr(%rip),%rax; mov (%rax),%eax; cmp; jcc): a loop with a 7-byte load to rewrite. */
+ * (mov ptr(%rip),%rax; mov (%rax),%eax; cmp; jcc): loops with a 7-byte load to rewrite, at the
+ * start of a 16-byte aligned function, so that one atomic store can change it (what a ULP with
+ * several threads needs: docs/syscalls.md). */
 static volatile int *volatile ping, *volatile pong;
 
-__attribute__((noinline)) static int wait_ping(int v)
+__attribute__((noinline, aligned(16))) static int wait_ping(int v)
 {
-	while (*ping != v)
-		;
-	return *ping;
+	for (;;) {
+		int x = *ping;
+
+		if (x == v)
+			return x;
+	}
 }
 
-__attribute__((noinline)) static int wait_pong(int v)
+__attribute__((noinline, aligned(16))) static int wait_pong(int v)
 {
-	while (*pong != v)
+	for (;;) {
+		int x = *pong;
+
+		if (x == v)
+			return x;
 		__builtin_ia32_pause();
-	return *pong;
+	}
 }
 
 static int pipefd[2];
