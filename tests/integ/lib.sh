@@ -35,6 +35,9 @@ term_ends() {
 	te_name=$1 te_n=$2 te_pat=$3
 	shift 3
 	rm -f "$T/out"
+	# made here: until the job's shell opens it, grep would find no file, and the wait below
+	# would end at once and send the SIGTERM before the launcher runs (4 runs in 60)
+	: >"$T/out.term"
 	"$@" >"$T/out.term" 2>&1 &
 	te_pid=$!
 	te_i=0

@@ -100,6 +100,7 @@ else no "pvas_ulp_switch to ULPs that are ending never faults"; fi
 for sig in TERM INT KILL; do
 	# an output file of its own: a task of the case before may still be writing into the old one
 	rm -f "$T/out"
+	: >"$T/out.$sig" # before the wait's first grep (lib.sh, term_ends)
 	"$S" -n 4 -t 4 -w 1 "$P/probe" spin >"$T/out.$sig" 2>&1 &
 	sp=$!
 	i=0
