@@ -53,6 +53,10 @@ if [ "$pstatus" = 0 ] && expect "sigpipe" 141 $X -n 3 -w 1 $P/sigs pipe 1 &&
 else no "SIGPIPE in one of three ranks ends that rank alone (killed by SIGPIPE, status 141 as a process)"; fi
 
 # Wait until $T/out has $1 lines "waiting" (the ranks are in pause()).
+# The jobs below start in the background with their output in $T/out, which the shell truncates
+# only once the job's process runs: each is started after `: >"$T/out"`, or wait_waiting may count
+# the previous job's "waiting" lines and signal a launcher that does not exist yet (pgrep found
+# none, and the job ran to its timeout: seen once in CI).
 wait_waiting() {
 	i=0
 	while [ "$(lines waiting)" != "$1" ] && [ $i -lt 600 ]; do
@@ -62,6 +66,7 @@ wait_waiting() {
 }
 
 # kill -TERM at the task: each ULP takes its default action, reported per rank.
+: >"$T/out"
 timeout 60 $X -n 3 -w 1 $P/sigs term >"$T/out" 2>&1 &
 tp=$!
 wait_waiting 3
@@ -77,6 +82,7 @@ else
 fi
 
 # ulpspawn forwards SIGUSR1 to every rank; each runs its own handler and exits 0.
+: >"$T/out"
 timeout 60 $S -n 4 -t 2 $P/sigs usr1 >"$T/out" 2>&1 &
 tp=$!
 wait_waiting 4
@@ -96,6 +102,7 @@ fi
 sig_job() {
 	sj_sig=$1 sj_n=$2
 	shift 2
+	: >"$T/out"
 	timeout -k 30 120 "$@" >"$T/out" 2>&1 &
 	tp=$!
 	wait_waiting "$sj_n"
@@ -154,6 +161,7 @@ fi
 # Ranks that ignore it: the job goes on; a second SIGINT or SIGTERM ends it (status 128+the
 # second signal) and leaves no task behind.
 for second in INT TERM; do
+	: >"$T/out"
 	timeout -k 30 120 $S -n 3 -t 2 -w 1 $P/sigs ignore >"$T/out" 2>&1 &
 	tp=$!
 	wait_waiting 3
