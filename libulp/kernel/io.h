@@ -61,6 +61,8 @@ struct ulp_io_wait {
 
 /* Per-worker set-up (timer, wake-up mask; the ring of its task on worker 0). Raw calls. */
 void ulp_io_worker_init(struct ulp_worker *w);
+/* A PVAS task's set-up before its workers start (io_ring.c). */
+void ulp_io_task_init(void);
 /* Once per process before workers start: handlers, quantum from ULP_QUANTUM_US. Hosted libc. */
 int ulp_io_install(struct pvas_region *r);
 

@@ -273,6 +273,7 @@ void ulp_trap_task_init(void)
 			ulp_arch_syscall(SYS_rt_sigaction, sig, (long)&saved[sig], 0,
 					 ULP_KSIGSET_SIZE, 0, 0);
 	ulp_sig_task_init(); /* the relay for the ULPs' signals (signal.c) */
+	ulp_io_task_init();  /* the descriptor table, grown while the task has one thread */
 }
 
 /* Raw system calls: this also runs on the workers of PVAS tasks, which have no libc. */

@@ -31,6 +31,14 @@ static int membarrier_ready(void)
 	return s > 0;
 }
 
+/* Registered at load, while the process is most likely single-threaded: registering later,
+ * once another thread or a PVAS task shares the address space, waits for an RCU grace period
+ * (sync_runqueues_membarrier_state: about 10 ms on the 2-vCPU VM, in every launcher's start). */
+__attribute__((constructor)) static void membarrier_register_early(void)
+{
+	membarrier_ready();
+}
+
 void ulp_gate_init(struct ulp_steal_gate *g, int use_membarrier)
 {
 	g->membarrier = use_membarrier && membarrier_ready();
