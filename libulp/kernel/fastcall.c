@@ -62,13 +62,16 @@ int ulp_fast_on(void)
 
 /* The calls whose sites are rewritten: their handlers use nothing of the context but the
  * arguments, the mask (none blocked: ulp_fast_sigmask) and the registers a ULP's signal handler may
- * look at. fork, clone, exec, exit and the signal calls keep the trap's real signal frame. */
+ * look at. fork, clone, exec, exit and the signal calls keep the trap's real signal frame. The
+ * calls that make descriptors (socket ... fcntl: fds.c) are the call and a record. */
 static const short fast_nrs[] = {
-    SYS_sched_yield,   SYS_futex,	    SYS_read,	  SYS_write,	SYS_readv,
-    SYS_writev,	       SYS_pread64,	    SYS_pwrite64, SYS_recvfrom, SYS_sendto,
-    SYS_recvmsg,       SYS_sendmsg,	    SYS_ppoll,	  SYS_pselect6, SYS_epoll_pwait,
-    SYS_nanosleep,     SYS_clock_nanosleep, SYS_close,	  SYS_getpid,	SYS_getppid,
-    ULP_ARCH_SYS_FAST,
+    SYS_sched_yield,	 SYS_futex,	    SYS_read,	     SYS_write,
+    SYS_readv,		 SYS_writev,	    SYS_pread64,     SYS_pwrite64,
+    SYS_recvfrom,	 SYS_sendto,	    SYS_recvmsg,     SYS_sendmsg,
+    SYS_ppoll,		 SYS_pselect6,	    SYS_epoll_pwait, SYS_nanosleep,
+    SYS_clock_nanosleep, SYS_close,	    SYS_getpid,	     SYS_getppid,
+    SYS_socket,		 SYS_dup,	    SYS_dup3,	     SYS_pipe2,
+    SYS_eventfd2,	 SYS_epoll_create1, SYS_fcntl,	     ULP_ARCH_SYS_FAST,
 };
 static uint64_t fast_set[(ULP_SYS_NR_MAX + 63) / 64];
 

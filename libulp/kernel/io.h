@@ -68,6 +68,23 @@ int ulp_io_install(struct pvas_region *r);
 
 /* The ring of the calling worker's task; NULL when it has none (io_uring unavailable). */
 struct ulp_io *ulp_io_self(void);
+/* The descriptor-ownership table of the calling worker's task (fds.c): owner[fd] is the pvid + 1
+ * of the ULP that made fd, 0 for none; mapped at the first record (NULL before); every fd
+ * recorded is below hi. NULL: no instance. */
+struct ulp_fd_table {
+	_Atomic(_Atomic int32_t *) owner;
+	_Atomic int hi;
+};
+struct ulp_fd_table *ulp_io_fd_table(void);
+/* Descriptor ownership (fds.c). own: fd was made by cb's call (0-2 and fds past the table are
+ * never recorded); disown: [lo, hi] are closed (by anyone) or about to be; close_owned: close
+ * every descriptor cb owns in the calling task (cloexec: only those with FD_CLOEXEC) -- its end,
+ * its execve; own_cmsg: the SCM_RIGHTS descriptors a received message brought. */
+void ulp_fd_own(struct ulp_cb *cb, long fd);
+void ulp_fd_disown(long lo, long hi);
+void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec);
+struct msghdr;
+void ulp_fd_own_cmsg(struct ulp_cb *cb, const struct msghdr *mh);
 /* w's per-worker state; NULL before its instance has one. */
 struct ulp_io_worker *ulp_io_worker(struct ulp_worker *w);
 /* Scheduler hooks (struct ulp_sched_hooks): idle, poll and wake of the ULP layer's instances. */

@@ -168,6 +168,8 @@ static long rw_try(struct rw *c, int nowait)
 	case SYS_recvmsg:
 	case SYS_sendmsg:
 		return sys(c->nr, a[0], a[1], a[2] | (nowait ? MSG_DONTWAIT : 0), 0, 0, 0);
+	case SYS_recvmmsg: /* no timeout: do_recvmmsg keeps it */
+		return sys(c->nr, a[0], a[1], a[2], a[3] | (nowait ? MSG_DONTWAIT : 0), 0, 0);
 	case SYS_accept4:
 		return sys(c->nr, a[0], a[1], a[2], a[3], 0, 0);
 	default:
@@ -372,11 +374,12 @@ static long do_rw(struct ulp_cb *cb, long nr, long *a)
 static long do_sock(struct ulp_cb *cb, long nr, long *a)
 {
 	struct rw c = {nr, (int)a[0], NULL, 0, -1, a};
-	long flags = nr == SYS_recvfrom || nr == SYS_sendto ? a[3] : a[2];
+	long flags = nr == SYS_recvfrom || nr == SYS_sendto || nr == SYS_recvmmsg ? a[3] : a[2];
+	int in = nr == SYS_recvfrom || nr == SYS_recvmsg || nr == SYS_recvmmsg;
 
 	if (flags & MSG_DONTWAIT)
 		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	return rw_blocking(cb, &c, nr == SYS_recvfrom || nr == SYS_recvmsg ? POLLIN : POLLOUT, 0);
+	return rw_blocking(cb, &c, in ? POLLIN : POLLOUT, 0);
 }
 
 /* accept and connect go through the ring itself: there is no per-call non-blocking flag. */
@@ -684,6 +687,44 @@ static long do_epoll(struct ulp_cb *cb, long nr, long *a)
 	}
 }
 
+/*
+ * recvmmsg: what has come, taken in one call without waiting, until vlen messages came, or one
+ * did with MSG_WAITFORONE, or the timeout passed after a message (the kernel looks at it only
+ * then); the wait for a message is a blocking recvmsg's (do_sock). After the first message an
+ * error ends the call with what came (the kernel keeps the error for the next call, which sees
+ * it again here: it is the socket's). The descriptors SCM_RIGHTS brought are the receiver's.
+ */
+static long do_recvmmsg(struct ulp_cb *cb, long *a)
+{
+	struct mmsghdr *v = (struct mmsghdr *)a[1];
+	unsigned vlen = (unsigned)a[2], done = 0, i;
+	long flags = (unsigned)a[3], r;
+	const struct timespec *tmo = (const struct timespec *)a[4];
+	long long deadline = 0;
+
+	if (tmo) {
+		if (!ts_valid(tmo))
+			return -EINVAL;
+		deadline = now_ns(CLOCK_MONOTONIC) + ts_ns(tmo);
+	}
+	while (done < vlen) {
+		long m[6] = {a[0], (long)(v + done), vlen - done, flags & ~(long)MSG_WAITFORONE};
+
+		r = do_sock(cb, SYS_recvmmsg, m);
+		if (r <= 0) {
+			if (done)
+				break;
+			return r;
+		}
+		done += (unsigned)r;
+		if ((flags & MSG_WAITFORONE) || (deadline && now_ns(CLOCK_MONOTONIC) >= deadline))
+			break;
+	}
+	for (i = 0; i < done; i++)
+		ulp_fd_own_cmsg(cb, &v[i].msg_hdr);
+	return done;
+}
+
 /* ---- sleeping and waiting ---- */
 
 static long do_sleep(struct ulp_cb *cb, int clk, int flags, const struct timespec *req,
@@ -760,11 +801,18 @@ long ulp_sys_io_block(struct ulp_cb *cb, struct ulp_sys *s)
 	case SYS_recvmsg:
 	case SYS_sendmsg:
 		*ret = do_sock(cb, nr, a);
+		if (nr == SYS_recvmsg && r >= 0) /* SCM_RIGHTS: the receiver's (fds.c) */
+			ulp_fd_own_cmsg(cb, (const struct msghdr *)a[1]);
+		break;
+	case SYS_recvmmsg:
+		*ret = do_recvmmsg(cb, a);
 		break;
 	case SYS_accept:
 	case SYS_accept4:
 	case SYS_connect:
 		*ret = do_ring_op(cb, nr, a);
+		if (nr != SYS_connect && r >= 0)
+			ulp_fd_own(cb, r);
 		break;
 	case SYS_poll:
 	case SYS_ppoll:
@@ -792,6 +840,8 @@ long ulp_sys_io_block(struct ulp_cb *cb, struct ulp_sys *s)
 	case SYS_open:
 	case SYS_openat:
 		*ret = do_open(cb, nr, a);
+		if (r >= 0)
+			ulp_fd_own(cb, r);
 		break;
 	}
 	return r;

@@ -57,6 +57,7 @@ struct ulp_io {
 	 * when the last had SA_RESTART (signal.c decides which). */
 	_Atomic uint32_t *sig_gen;
 	unsigned sig_gen_n;
+	struct ulp_fd_table fdt; /* who made each descriptor of the task (fds.c) */
 	unsigned nworkers;
 	struct ulp_io_worker ws[]; /* by worker id */
 };
@@ -91,6 +92,13 @@ struct ulp_io *ulp_io_self(void)
 	struct ulp_io *io = io_of(ulp_worker_self());
 
 	return io && io->fd >= 0 ? io : NULL;
+}
+
+struct ulp_fd_table *ulp_io_fd_table(void)
+{
+	struct ulp_io *io = io_of(ulp_worker_self());
+
+	return io ? &io->fdt : NULL;
 }
 
 struct ulp_io_worker *ulp_io_worker(struct ulp_worker *w)

@@ -195,6 +195,9 @@ int ulp_proc_exited(struct ulp_task *t)
 	/* Its last thread left for an execve: the old program is off every stack now. */
 	if (ulp_proc_state(r, pvid) == ULP_PROC_EXEC && ulp_exec_reload(cb) == 0)
 		return 1;
+	/* Its descriptors, as a process's end closes them: a reader in another ULP sees EOF
+	 * before anyone hears that this one ended, its pid gone included (fds.c). */
+	ulp_fd_close_owned(cb, 0);
 	ulp_sig_exit(cb);   /* its timers: nothing signals an ended ULP */
 	ulp_ident_exit(cb); /* its pid goes with it */
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);

@@ -30,6 +30,7 @@
 #include "sys_fork_arch.h"
 #include "ulp_signal.h"
 #include "syscall.h"
+#include "uthread.h"
 
 #include <errno.h>
 #include <linux/sched.h>
@@ -380,6 +381,11 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 		while (r == -EINTR);
 		return -err;
 	}
+	/* The program runs in the child now, which holds its copies of the ULP's descriptors: the
+	 * task's go, as the image they belonged to did (a reader sees EOF when the child closes
+	 * its copy). Not while other threads of the ULP may still use them. */
+	if (!cb->tg || cb->tg->nlive <= 1)
+		ulp_fd_close_owned(cb, 0);
 	do
 		r = raw(SYS_wait4, pid, (long)&st, 0, 0, 0, 0);
 	while (r == -EINTR);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* I/O syscalls of a ULP. Descriptors are per process, so shared by every ULP of a task. The calls
- * that may block are in io_calls.c (ulp_sys_io_block), parked on the task's io_uring (io_ring.c).
+/* I/O syscalls of a ULP. Descriptors are per process, so shared by every ULP of a task; fds.c
+ * records which ULP made each one. The calls that may block are in io_calls.c (ulp_sys_io_block),
+ * parked on the task's io_uring (io_ring.c).
  */
 #include "io.h"
 #include "proc.h"
@@ -54,6 +55,7 @@ long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
 	}
 	if (is_runtime_fd(cb, fd))
 		return -EBADF; /* the runtime's, not the program's */
+	ulp_fd_disown(fd, fd); /* before the number can be reused */
 	return ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
 }
 
@@ -79,6 +81,8 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 	if (last < 3)
 		return 0;
 	lo = first < 3 ? 3 : first;
+	if (!(flags & CLOSE_RANGE_CLOEXEC))
+		ulp_fd_disown(lo, last);
 	runtime_fds(cb, fds);
 	for (i = 0; i < 3; i++) {
 		if (fds[i] < 0 || (unsigned)fds[i] < lo || (unsigned)fds[i] > last)
@@ -96,7 +100,8 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 }
 
 /* dup2, dup3 onto 0-2: the descriptor is the task's (as every fd), and open again for this ULP if
- * it had closed it (a shell's `close(1); dup2(2, 1)` around a redirected builtin). Onto one of the
+ * it had closed it (a shell's `close(1); dup2(2, 1)` around a redirected builtin). Onto another
+ * one: the new descriptor is the caller's, whoever had the number before. Onto one of the
  * runtime's descriptors: -EBUSY. */
 long ulp_sys_dup2(struct ulp_cb *cb, struct ulp_sys *s)
 {
@@ -108,13 +113,16 @@ long ulp_sys_dup2(struct ulp_cb *cb, struct ulp_sys *s)
 	r = ulp_arch_syscall(s->nr, oldfd, newfd, s->a[2], 0, 0, 0);
 	if (r >= 0 && newfd >= 0 && newfd <= 2)
 		cb->std_closed &= ~(1u << newfd);
+	if (r >= 0 && newfd != oldfd) /* dup2(fd, fd) changes nothing */
+		ulp_fd_own(cb, newfd);
 	return r;
 }
 
 /* What execve does to descriptors, for this ULP. 0-2 are every ULP's: one marked close-on-exec is
- * closed for this ULP only (std_closed). The others are closed when the ULP is its task's only
- * one; in a task shared with other ULPs nothing tells which ULP opened a descriptor, and closing
- * another ULP's would be worse than keeping this one's open (docs/syscalls.md, execve). */
+ * closed for this ULP only (std_closed). Of the others, those it made (fds.c) are closed when
+ * marked close-on-exec, also in a task shared with other ULPs, whose own stay; when the ULP is
+ * its task's only one, every close-on-exec descriptor but the runtime's goes (the launcher's too,
+ * as in the process it stands for; docs/syscalls.md, execve). */
 void ulp_io_exec_fds(struct ulp_cb *cb, int sole)
 {
 	char buf[4096];
@@ -125,6 +133,7 @@ void ulp_io_exec_fds(struct ulp_cb *cb, int sole)
 		if (f > 0 && (f & FD_CLOEXEC))
 			cb->std_closed |= 1u << fd;
 	}
+	ulp_fd_close_owned(cb, 1);
 	if (!sole)
 		return;
 	dir = ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)"/proc/self/fd",
@@ -148,8 +157,10 @@ void ulp_io_exec_fds(struct ulp_cb *cb, int sole)
 			if (*c || c == d->name || fd <= 2 || fd == dir || is_runtime_fd(cb, fd))
 				continue;
 			f = ulp_arch_syscall(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
-			if (f > 0 && (f & FD_CLOEXEC))
+			if (f > 0 && (f & FD_CLOEXEC)) {
+				ulp_fd_disown(fd, fd);
 				ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+			}
 		}
 	}
 	ulp_arch_syscall(SYS_close, dir, 0, 0, 0, 0, 0);

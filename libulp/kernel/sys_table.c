@@ -6,6 +6,7 @@
  */
 #include "syscall.h"
 
+#include <fcntl.h>
 #include <sys/syscall.h>
 
 const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
@@ -86,6 +87,45 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_nanosleep] = ulp_sys_io_block,
     [SYS_clock_nanosleep] = ulp_sys_io_block,
     [SYS_openat] = ulp_sys_io_block,
+    [SYS_recvmmsg] = ulp_sys_io_block,
+    /* calls that make descriptors, recorded as the caller's (fds.c); fcntl: F_DUPFD only
+     * (ulp_sys_arg_traps). Every call of the kernel's table (6.18) that returns new descriptors
+     * is here, in ULP_ARCH_SYS_TABLE, or above (open, openat, accept4, recvmsg, dup3, which
+     * record in their handlers); docs/syscalls.md lists those that are not. */
+    [SYS_openat2] = ulp_sys_fd_new,
+    [SYS_open_by_handle_at] = ulp_sys_fd_new,
+    [SYS_socket] = ulp_sys_fd_new,
+    [SYS_dup] = ulp_sys_fd_new,
+    [SYS_fcntl] = ulp_sys_fd_new,
+    [SYS_epoll_create1] = ulp_sys_fd_new,
+    [SYS_eventfd2] = ulp_sys_fd_new,
+    [SYS_timerfd_create] = ulp_sys_fd_new,
+    [SYS_signalfd4] = ulp_sys_fd_new,
+    [SYS_inotify_init1] = ulp_sys_fd_new,
+    [SYS_fanotify_init] = ulp_sys_fd_new,
+    [SYS_memfd_create] = ulp_sys_fd_new,
+    [SYS_memfd_secret] = ulp_sys_fd_new,
+    [SYS_pidfd_open] = ulp_sys_fd_new,
+    [SYS_pidfd_getfd] = ulp_sys_fd_new,
+    [SYS_userfaultfd] = ulp_sys_fd_new,
+    [SYS_io_uring_setup] = ulp_sys_fd_new,
+    [SYS_perf_event_open] = ulp_sys_fd_new,
+    [SYS_bpf] = ulp_sys_fd_new,
+    [SYS_mq_open] = ulp_sys_fd_new,
+    [SYS_open_tree] = ulp_sys_fd_new,
+    [SYS_fsopen] = ulp_sys_fd_new,
+    [SYS_fspick] = ulp_sys_fd_new,
+    [SYS_fsmount] = ulp_sys_fd_new,
+    [SYS_landlock_create_ruleset] = ulp_sys_fd_new,
+    [SYS_pipe2] = ulp_sys_fd_pair,
+    [SYS_socketpair] = ulp_sys_fd_pair,
     /* calls only this architecture has: libulp/arch/<arch>/sys_arch.{h,c} */
     ULP_ARCH_SYS_TABLE,
 };
+
+/* fcntl makes a descriptor only as F_DUPFD and F_DUPFD_CLOEXEC: its other commands (F_GETFL,
+ * F_SETFL, which UCX and libc call often) stay native, without a trap. */
+const struct ulp_sys_arg_trap ulp_sys_arg_traps[] = {
+    {SYS_fcntl, 2, {F_DUPFD, F_DUPFD_CLOEXEC}},
+};
+const unsigned ulp_sys_n_arg_traps = sizeof(ulp_sys_arg_traps) / sizeof(ulp_sys_arg_traps[0]);

@@ -74,8 +74,8 @@ int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch);
  * found the running thread of cb spinning at the pc of uc (may rewrite that loop). */
 void ulp_spin_init(void);
 void ulp_spin_tick(struct ulp_cb *cb, void *uc);
-/* The ULP execs (sys_io.c), in its task: its close-on-exec descriptors go. sole: it is the only
- * ULP of its task, so every descriptor but the runtime's is its own. */
+/* The ULP execs (sys_io.c), in its task: the close-on-exec descriptors it owns go (fds.c), and
+ * the task's others too when it is its task's only ULP (sole). */
 void ulp_io_exec_fds(struct ulp_cb *cb, int sole);
 
 /* End the ULP: exit status (low 8 bits) or the signal that killed it. Never returns. */
@@ -125,6 +125,21 @@ ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_
 /* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
  * on its task's io_uring */
 ulp_sys_handler ulp_sys_close, ulp_sys_close_range, ulp_sys_dup2, ulp_sys_io_block;
+/* calls that make descriptors (fds.c): one returned (ulp_sys_fd_new: open_by_handle_at,
+ * socket, dup, eventfd...), or two written to an int[2] (ulp_sys_fd_pair: pipe, socketpair) */
+ulp_sys_handler ulp_sys_fd_new, ulp_sys_fd_pair;
+
+/* Calls the filter traps only for some values of their second argument (the low 32 bits): the
+ * others run natively, unseen (sys_table.c; the handler still takes any value, as the fast path
+ * may bring it every call of a site). */
+#define ULP_SYS_ARG_TRAP_MAX 2
+struct ulp_sys_arg_trap {
+	int nr;
+	unsigned n;
+	uint32_t val[ULP_SYS_ARG_TRAP_MAX];
+};
+extern const struct ulp_sys_arg_trap ulp_sys_arg_traps[];
+extern const unsigned ulp_sys_n_arg_traps;
 /* calls only this architecture has (libulp/arch/<arch>/sys_arch.c) */
 ulp_sys_handler ULP_ARCH_SYS_HANDLERS;
 

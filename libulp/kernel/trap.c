@@ -201,9 +201,20 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 
 /* ---- installation ---- */
 
+/* The argument rule of call nr, if the filter traps it only for some arguments. */
+static const struct ulp_sys_arg_trap *arg_trap(unsigned nr)
+{
+	unsigned i;
+
+	for (i = 0; i < ulp_sys_n_arg_traps; i++)
+		if ((unsigned)ulp_sys_arg_traps[i].nr == nr)
+			return &ulp_sys_arg_traps[i];
+	return NULL;
+}
+
 static int install_filter(struct pvas_region *r)
 {
-	struct sock_filter f[32 + 2 * ULP_SYS_NR_MAX];
+	struct sock_filter f[32 + 2 * ULP_SYS_NR_MAX + 8 * ULP_SYS_ARG_TRAP_MAX];
 	unsigned n = 0, i;
 	uint32_t lo_hi = (uint32_t)(r->base >> 32), hi_hi = (uint32_t)((r->base + r->size) >> 32);
 	struct sock_fprog prog;
@@ -245,9 +256,22 @@ static int install_filter(struct pvas_region *r)
 	}
 	/* The trapped set is the dispatch table's: one source of truth. */
 	for (i = 0; i < ULP_SYS_NR_MAX; i++) {
+		const struct ulp_sys_arg_trap *at = arg_trap(i);
+		unsigned k;
+
 		if (!ulp_sys_table[i])
 			continue;
-		JUMP(BPF_JMP | BPF_JEQ | BPF_K, i, 0, 1);
+		if (!at) {
+			JUMP(BPF_JMP | BPF_JEQ | BPF_K, i, 0, 1);
+			STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+			continue;
+		}
+		/* trapped for some values of its second argument: the call is decided here */
+		JUMP(BPF_JMP | BPF_JEQ | BPF_K, i, 0, (uint8_t)(at->n + 3));
+		STMT(BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_ARG1_LO);
+		for (k = 0; k < at->n; k++)
+			JUMP(BPF_JMP | BPF_JEQ | BPF_K, at->val[k], (uint8_t)(at->n - k), 0);
+		STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 		STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
 	}
 	STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);

@@ -7,7 +7,8 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/bad_range $(INTEG)/forks $(INTEG)/forks_dyn $(INTEG)/iotest \
 	$(INTEG)/fastcall $(INTEG)/fastcall_dyn \
 	$(INTEG)/sigs $(INTEG)/sigs_dyn $(INTEG)/fds $(INTEG)/ident $(INTEG)/ident_dyn \
-	$(INTEG)/execs $(INTEG)/execs_dyn $(INTEG)/spinwait $(INTEG)/spinwait_dyn
+	$(INTEG)/execs $(INTEG)/execs_dyn $(INTEG)/spinwait $(INTEG)/spinwait_dyn \
+	$(INTEG)/fdends $(INTEG)/fdends_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
@@ -70,6 +71,7 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)$(RUN_TEST) integ-io sh tests/integ/io.sh $(O)
 	$(Q)$(RUN_TEST) integ-fastcall sh tests/integ/fastcall.sh $(O)
 	$(Q)$(RUN_TEST) integ-spinyield sh tests/integ/spinyield.sh $(O)
+	$(Q)$(RUN_TEST) integ-fdends sh tests/integ/fdends.sh $(O)
 CHECK_TARGETS += check-integ
 
 # The ULP integration tests of ulpexec against an ASan+UBSan build of it (the guests are the

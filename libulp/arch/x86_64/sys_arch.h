@@ -22,7 +22,10 @@
 	[SYS_poll] = ulp_sys_io_block, [SYS_select] = ulp_sys_io_block,                            \
 	[SYS_epoll_wait] = ulp_sys_io_block, [SYS_pause] = ulp_sys_io_block,                       \
 	[SYS_open] = ulp_sys_io_block, [SYS_alarm] = ulp_sys_alarm,                                \
-	[SYS_readlink] = ulp_sys_readlink, [SYS_dup2] = ulp_sys_dup2
+	[SYS_readlink] = ulp_sys_readlink, [SYS_dup2] = ulp_sys_dup2,                              \
+	[SYS_creat] = ulp_sys_fd_new, [SYS_epoll_create] = ulp_sys_fd_new,                         \
+	[SYS_eventfd] = ulp_sys_fd_new, [SYS_signalfd] = ulp_sys_fd_new,                           \
+	[SYS_inotify_init] = ulp_sys_fd_new, [SYS_pipe] = ulp_sys_fd_pair
 
 /* readlink, which only some architectures have (readlinkat elsewhere) */
 #define ULP_ARCH_SYS_READLINK SYS_readlink

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which ULP made each descriptor of a task (docs/syscalls.md, "Descriptor ownership").
+ *
+ * The ULPs of a PVAS task share its descriptor table, as the threads of a process do; a process's
+ * descriptors go when it ends, and its close-on-exec ones at execve. So every call of a ULP that
+ * makes descriptors records them here as its own (the task's table: owner[fd] = pvid + 1), close,
+ * close_range and dup2 onto one forget them, and the ULP's end closes those it still owns, in its
+ * task, before it is reported ended: a reader in another ULP sees EOF as it would from a process.
+ * Descriptors 0-2 are every ULP's (sys_io.c keeps them per ULP), the task's others (the
+ * launcher's, the runtime's) nobody's: never recorded, never closed here.
+ *
+ * Recorded after the call: another ULP racing to close the same number (a bug of its own in a
+ * process too) could leave one stale record, which only closes an already-reused number at the
+ * end of the wrong ULP if that number was closed outside the trap (a program's own io_uring).
+ */
+#include "io.h"
+#include "syscall.h"
+
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+/* Descriptors recorded: below nr_open's default; a process that raised it and uses more keeps
+ * those unrecorded (docs/syscalls.md). */
+#define FD_LIMIT (1 << 20)
+
+static long sys(long nr, long a, long b, long c, long d, long e, long f)
+{
+	return ulp_arch_syscall(nr, a, b, c, d, e, f);
+}
+
+/* The calling task's table; mapped at the first record when create is set. */
+static _Atomic int32_t *owners(struct ulp_fd_table **tp, int create)
+{
+	struct ulp_fd_table *t = ulp_io_fd_table();
+	_Atomic int32_t *m, *none = NULL;
+
+	*tp = t;
+	if (!t)
+		return NULL;
+	m = atomic_load_explicit(&t->owner, memory_order_acquire);
+	if (m || !create)
+		return m;
+	m = ulp_raw_mmap(FD_LIMIT * sizeof(int32_t), MAP_NORESERVE);
+	if (!m)
+		return NULL;
+	/* Of two first records racing on two workers, one table stays. */
+	if (!atomic_compare_exchange_strong(&t->owner, &none, m)) {
+		ulp_raw_munmap((void *)m, FD_LIMIT * sizeof(int32_t));
+		m = none;
+	}
+	return m;
+}
+
+void ulp_fd_own(struct ulp_cb *cb, long fd)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *own;
+	int hi;
+
+	if (fd < 3 || fd >= FD_LIMIT || ulp_sys_in_child())
+		return;
+	own = owners(&t, 1);
+	if (!own)
+		return;
+	atomic_store_explicit(&own[fd], cb->pvid + 1, memory_order_relaxed);
+	hi = atomic_load(&t->hi);
+	while (hi <= fd && !atomic_compare_exchange_weak(&t->hi, &hi, (int)fd + 1))
+		;
+}
+
+void ulp_fd_disown(long lo, long hi)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *own = owners(&t, 0);
+	long fd, top;
+
+	if (!own || ulp_sys_in_child())
+		return;
+	top = atomic_load(&t->hi);
+	for (fd = lo < 3 ? 3 : lo; fd <= hi && fd < top; fd++)
+		atomic_store_explicit(&own[fd], 0, memory_order_relaxed);
+}
+
+void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *own = owners(&t, 0);
+	int32_t me = cb->pvid + 1, x;
+	long fd, top, f;
+
+	if (!own || ulp_sys_in_child())
+		return;
+	top = atomic_load(&t->hi);
+	for (fd = 3; fd < top; fd++) {
+		if (atomic_load_explicit(&own[fd], memory_order_relaxed) != me)
+			continue;
+		if (cloexec) {
+			f = sys(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
+			if (f < 0 || !(f & FD_CLOEXEC))
+				continue;
+		}
+		/* Forgotten first, closed then: the number cannot be reused in between. */
+		x = me;
+		if (atomic_compare_exchange_strong(&own[fd], &x, 0))
+			sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	}
+}
+
+/* The descriptors an SCM_RIGHTS message brought (recvmsg, recvmmsg): the receiver's. The
+ * kernel wrote msg_controllen; each header is checked to lie inside it. */
+void ulp_fd_own_cmsg(struct ulp_cb *cb, const struct msghdr *mh)
+{
+	const char *p, *end;
+	const struct cmsghdr *c;
+	const int *fd;
+	size_t n;
+
+	if (!mh || !mh->msg_control)
+		return;
+	p = mh->msg_control;
+	end = p + mh->msg_controllen;
+	while ((size_t)(end - p) >= sizeof(*c)) {
+		c = (const struct cmsghdr *)p;
+		if (c->cmsg_len < sizeof(*c) || c->cmsg_len > (size_t)(end - p))
+			break;
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			fd = (const int *)CMSG_DATA(c);
+			for (n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); n; n--, fd++)
+				ulp_fd_own(cb, *fd);
+		}
+		p += CMSG_ALIGN(c->cmsg_len);
+	}
+}
+
+/* bpf commands whose result is a new descriptor (the others return 0 or a count). */
+static int bpf_makes_fd(long cmd)
+{
+	switch (cmd) {
+	case BPF_MAP_CREATE:
+	case BPF_PROG_LOAD:
+	case BPF_OBJ_GET:
+	case BPF_PROG_GET_FD_BY_ID:
+	case BPF_MAP_GET_FD_BY_ID:
+	case BPF_RAW_TRACEPOINT_OPEN:
+	case BPF_BTF_LOAD:
+	case BPF_BTF_GET_FD_BY_ID:
+	case BPF_LINK_CREATE:
+	case BPF_LINK_GET_FD_BY_ID:
+	case BPF_ENABLE_STATS:
+	case BPF_ITER_CREATE:
+	case 36: /* BPF_TOKEN_CREATE (Linux 6.9), newer than these headers */
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether call s, which returned r, made descriptor r. */
+static int makes_fd(const struct ulp_sys *s, long r)
+{
+	if (r < 0)
+		return 0;
+	switch (s->nr) {
+	case SYS_fcntl:
+		return (int)s->a[1] == F_DUPFD || (int)s->a[1] == F_DUPFD_CLOEXEC;
+	case SYS_landlock_create_ruleset: /* flags ask for the ABI version or errata instead */
+		return s->a[2] == 0;
+	case SYS_bpf:
+		return bpf_makes_fd((int)s->a[0]);
+	}
+	return 1;
+}
+
+/* Every call that returns one new descriptor (sys_table.c lists them): made natively, its
+ * result recorded as the caller's. None of them waits for long (an open that may, a FIFO's, is
+ * ulp_sys_io_block's). */
+long ulp_sys_fd_new(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long *a = s->a;
+	long r = sys(s->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+	if (makes_fd(s, r))
+		ulp_fd_own(cb, r);
+	return r;
+}
+
+/* pipe, pipe2, socketpair: two descriptors, written to the ULP's int[2]. */
+long ulp_sys_fd_pair(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long *a = s->a;
+	long r = sys(s->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	const int *fds = (const int *)(s->nr == SYS_socketpair ? a[3] : a[0]);
+
+	if (r == 0) {
+		ulp_fd_own(cb, fds[0]);
+		ulp_fd_own(cb, fds[1]);
+	}
+	return r;
+}

@@ -1,0 +1,119 @@
+#!/bin/sh
+# A ULP's descriptors end with it, as a process's do, also in a task shared with other ULPs
+# (tests/integ/progs/fdends.c): a writer that exits without close (or is killed) gives its
+# reader in another ULP EOF, over a FIFO, a pipe passed by SCM_RIGHTS, a unix and a TCP socket;
+# execve closes the exec'ing ULP's close-on-exec descriptors and no other ULP's; one ULP's end
+# closes its own descriptors (made by any call, by any of its threads) and no other's. Each
+# output is compared with the same programs run as processes.
+# Usage: tests/integ/fdends.sh BUILD_DIR
+O=${1:-build}
+. tests/integ/lib.sh
+P=$O/tests/integ
+S=$O/bin/ulpspawn
+export TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+
+# ref NAME MODE...: the two ranks of `fdends MODE DIR` as processes; their sorted output in
+# $T/ref.NAME
+ref() {
+	r_name=$1
+	shift
+	rm -rf "$T/d" && mkdir "$T/d"
+	(ULP_RANK=1 timeout 60 $P/fdends "$@" "$T/d" >"$T/r1" 2>&1 &
+	 ULP_RANK=0 timeout 60 $P/fdends "$@" "$T/d" >"$T/r0" 2>&1; wait)
+	sort "$T/r0" "$T/r1" >"$T/ref.$r_name"
+}
+
+# same NAME: $T/out sorted is $T/ref.NAME, which is not empty
+same() {
+	sort "$T/out" | grep -v '^#' >"$T/got"
+	[ -s "$T/ref.$1" ] && cmp -s "$T/got" "$T/ref.$1"
+}
+
+# The writer exits without close; cat, another ULP of the task, must see EOF.
+rm -f "$T/ff" && mkfifo "$T/ff"
+(timeout 60 $P/fdends fifo-wr "$T/ff" & timeout 60 cat "$T/ff" >"$T/ref.fifo"; wait)
+for prog in fdends fdends_dyn; do
+	for how in "-t 1 -w 1" "-t 1 -w 2" "-t 2 -w 1"; do
+		name="$prog fifo-wr, writer _exits without close ($how): cat in another ULP reads hi, then EOF"
+		if expect "$name" 0 $S $how -n 1 $P/$prog fifo-wr "$T/ff" : -n 1 /bin/cat "$T/ff" &&
+			[ "$(cat "$T/ref.fifo")" = hi ] && [ "$(lines '^hi$')" = 1 ]; then
+			ok "$name"
+		else
+			no "$name"
+		fi
+	done
+done
+
+# A pipe's read end passed by SCM_RIGHTS (recvmsg, recvmmsg) and the unix connection itself;
+# a TCP connection on loopback.
+for mode in unix unix-mmsg tcp; do
+	key=$mode
+	ref "$key" $mode
+	for prog in fdends fdends_dyn; do
+		for how in "-t 1 -w 1" "-t 1 -w 2" "-t 2 -w 1"; do
+			rm -rf "$T/d" && mkdir "$T/d"
+			name="$prog $mode ($how): rank 0 _exits without close, rank 1 reads hi then EOF, as processes"
+			if expect "$name" 0 $S $how -n 2 $P/$prog $mode "$T/d" && same "$key"; then
+				ok "$name"
+			else
+				no "$name"
+			fi
+		done
+	done
+done
+
+# SIGKILL to the writer's pid (it waits, its FIFO open): its descriptors close; cat ends.
+for how in "-t 1 -w 1" "-t 1 -w 2" "-t 2 -w 1"; do
+	rm -f "$T/pid" "$T/pid.tmp"
+	name="fdends hold, writer killed by SIGKILL ($how): cat in another ULP reads hi, then EOF"
+	timeout -k 30 120 $S $how -n 1 $P/fdends hold "$T/ff" "$T/pid" : -n 1 /bin/cat "$T/ff" \
+		>"$T/out" 2>&1 &
+	jp=$!
+	i=0
+	while [ ! -s "$T/pid" ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -s "$T/pid" ] && kill -KILL "$(cat "$T/pid")"
+	wait $jp
+	st=$?
+	if [ "$st" = 137 ] && [ "$(lines '^hi$')" = 1 ] && [ "$(lines 'killed by SIGKILL')" = 1 ]; then
+		ok "$name"
+	else
+		echo "# status $st" >>"$T/out"
+		no "$name"
+	fi
+done
+
+# execve in a shared task: only the exec'ing ULP's close-on-exec descriptors go.
+ref exec exec
+for prog in fdends fdends_dyn; do
+	for w in 1 2; do
+		rm -rf "$T/d" && mkdir "$T/d"
+		name="$prog exec (-t 1 -n 2 -w $w): the exec'ing ULP's close-on-exec pipe is closed in the new program, its plain one open, the other ULP's both usable, as processes"
+		if expect "$name" 0 $S -t 1 -w $w -n 2 $P/$prog exec "$T/d" && same exec &&
+			[ "$(lines 'usable')" = 2 ] && [ "$(lines 'closed, plain pipe usable')" = 1 ]; then
+			ok "$name"
+		else
+			no "$name"
+		fi
+	done
+done
+
+# One ULP's end closes its own descriptors, none of the other's (no process reference: the two
+# share one descriptor table only as ULPs of one task).
+for prog in fdends fdends_dyn; do
+	for w in 1 2; do
+		rm -rf "$T/d" && mkdir "$T/d"
+		name="$prog keep (-t 1 -n 2 -w $w): rank 1's descriptors of 9 calls (one in a thread) are closed when it ends, rank 0's pipe and file still usable"
+		if expect "$name" 0 $S -t 1 -w $w -n 2 $P/$prog keep "$T/d" &&
+			[ "$(lines "rank 1's 9 descriptors closed after it ended")" = 1 ] &&
+			[ "$(lines 'own pipe usable, own file usable')" = 1 ]; then
+			ok "$name"
+		else
+			no "$name"
+		fi
+	done
+done
+
+finish integ-fdends
