@@ -16,7 +16,8 @@
 #   X_vs_ulp, X_prog_vs_ulp       X's time / the ULP ranks' time, wall and program (> 1: ULPs faster)
 # and every run's checksum must be the same (else the line says checksum=MISMATCH).
 # Usage: bench/mpi_sweep.sh BUILD_DIR   (env: SWEEP_RANKS="2 4 8 16 32 64 128 256",
-#        SWEEP_ARGS="20 2000 2" = STEPS CELLS LAPS of mpi_prog, SWEEP_CAP=120 seconds per run)
+#        SWEEP_ARGS="20 2000 2" = STEPS CELLS LAPS of mpi_prog, SWEEP_CAP=120 seconds per run,
+#        SWEEP_ULP_OPTS="" more ulpspawn options for the ULP columns, e.g. "-t 4": 4 PVAS tasks)
 # Never fails: a variant that cannot run is reported on stderr and left out.
 B=${1:-build}
 P="$B/examples/mpi/mpi_prog"
@@ -51,9 +52,10 @@ root=
 
 # run VARIANT R: one capped run; sets wall, prog, sum (empty when it failed or passed the cap)
 run() {
+	# shellcheck disable=SC2086 # SWEEP_ULP_OPTS: options are words
 	case $1 in
-	ulp) set -- "$B/bin/ulpspawn" --pmi -n "$2" "$P" ;;
-	ulpnoyield) set -- env ULP_MPI_YIELD=0 "$B/bin/ulpspawn" --pmi -n "$2" "$P" ;;
+	ulp) set -- "$B/bin/ulpspawn" --pmi ${SWEEP_ULP_OPTS:-} -n "$2" "$P" ;;
+	ulpnoyield) set -- env ULP_MPI_YIELD=0 "$B/bin/ulpspawn" --pmi ${SWEEP_ULP_OPTS:-} -n "$2" "$P" ;;
 	mpich) set -- "$MPIEXEC" -n "$2" "$P" ;;
 	mpichyield) set -- "$MPIEXEC" -n "$2" -env LD_PRELOAD "$(realpath "$B/libulp-mpiyield.so")" "$P" ;;
 	ompi) set -- "$OMPIRUN" $root --oversubscribe --mca mpi_yield_when_idle 1 -n "$2" "$P.ompi" ;;
@@ -85,7 +87,7 @@ run() {
 
 over=" "
 for r in $ranks; do
-	out="BENCH mpi_sweep ranks=$r cores=$(nproc) cap_s=$cap" sums=
+	out="BENCH mpi_sweep ranks=$r cores=$(nproc) cap_s=$cap ulp_opts=\"${SWEEP_ULP_OPTS:-}\"" sums=
 	for v in $variants; do
 		case $over in
 		*" $v "*)
