@@ -123,8 +123,9 @@ int ulp_arch_spin_init(ulp_arch_spin_hook hook);
  * of the ULP may run on another CPU meanwhile; alone: the ULP has no other thread at all (any
  * instruction of the loop may be rewritten, not only one that one atomic store can change).
  * 0, or -errno: -ENOENT no loop around pc, -EILSEQ not a wait loop, -ENOSPC no instruction to
- * rewrite; the loop was left as it was, and [refuse[0], refuse[1]) is the code found to hold no
- * loop to rewrite (the loop, the function when no short loop is around pc; else unchanged). */
+ * rewrite, -EAGAIN not while the thread is stopped where pc is; the loop was left as it was, and
+ * [refuse[0], refuse[1]) is the code found to hold no loop to rewrite (the loop, the function
+ * when no short loop is around pc; else unchanged). */
 int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone,
 			uintptr_t refuse[2]);
 

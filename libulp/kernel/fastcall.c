@@ -154,11 +154,11 @@ int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch)
 			 0, 0);
 	rc = patch(pc, cb->part_lo + ULP_CB_SIZE, cb->part_hi, slot, refuse);
 	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_EXEC, 0, 0, 0);
-	if (rc) { /* the oldest refusal makes room: it is only tried again */
+	if (rc && rc != -EAGAIN) { /* the oldest refusal makes room: it is only tried again */
 		i = a->nrefused++ % FAST_NREFUSED;
 		a->refused[i].lo = refuse[0];
 		a->refused[i].hi = refuse[1];
-	} else {
+	} else if (!rc) {
 		a->used++;
 	}
 	return rc;

@@ -64,8 +64,9 @@ void ulp_fast_exec(struct ulp_cb *cb);
 int ulp_fast_on(void);
 /* Rewrite the code at pc of cb with patch (over an ulp_arch_*_patch) into cb's next free
  * trampoline slot: 0; -ENOSPC when no slot is left; -EALREADY when pc lies in code refused
- * before; else patch's -errno, and the code [refuse[0], refuse[1]) is remembered as refused
- * (patch may widen it from [pc, pc+1)). Only while no other thread of cb runs. */
+ * before; else patch's -errno, and but for -EAGAIN (try again later) the code [refuse[0],
+ * refuse[1]) is remembered as refused (patch may widen it from [pc, pc+1)). Only while no other
+ * thread of cb runs. */
 typedef int (*ulp_fast_patch_fn)(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot,
 				 uintptr_t refuse[2]);
 int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch);

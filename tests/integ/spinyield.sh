@@ -3,7 +3,8 @@
 # play ping-pong through flags in a shared file, each busy-waiting with no call (progs/spinwait.c).
 # Their loops are rewritten to yield (the launcher's count, ULP_SPINYIELD_STATS=1, says how many),
 # the sums passed are right and the same as with ULP_SPINYIELD=0, ULP_FASTCALL=0 and as two
-# processes; with a second thread per rank too; ranks that spin forever in a rewritten loop end on
+# processes; with a second thread per rank too; loops of short instructions only (several under
+# the jmp) while a rank has one thread; ranks that spin forever in a rewritten loop end on
 # SIGTERM; the programs on disk are unchanged. Usage: spinyield.sh BUILD_DIR
 B=${1:-build}
 . "$(dirname "$0")/lib.sh"
@@ -45,6 +46,18 @@ for prog in spinwait spinwait_dyn; do
 				no "$name: wait loops rewritten, the process's sums"
 			fi
 		done
+	done
+	# waits through a pointer in a register: no instruction of 5 bytes, the jmp covers several;
+	# rewritten while each rank has one thread, left spinning with a second one
+	for th in 0 1; do
+		rm -f "$T/flags"
+		if expect "$prog short $th" 0 env SPINWAIT_SHORT=1 SPINWAIT_THREAD=$th ULP_SPINYIELD_STATS=1 \
+			"$B/bin/ulpexec" -n 2 -w 1 "$P" "$T/flags" $ROUNDS && ranks | cmp -s - "$T/proc" &&
+			if [ $th = 0 ]; then [ "$(rewritten)" -ge 1 ]; else [ "$(rewritten)" = 0 ]; fi; then
+			ok "$prog: loops of short instructions, second thread: $th: $(rewritten) rewritten, the process's sums"
+		else
+			no "$prog: loops of short instructions, second thread: $th: rewritten only without, the process's sums"
+		fi
 	done
 	for off in ULP_SPINYIELD=0 ULP_FASTCALL=0; do
 		rm -f "$T/flags"

@@ -24,5 +24,10 @@ struct ulp_x86_obj {
 int ulp_x86_find_obj(uintptr_t site, uintptr_t lo, struct ulp_x86_obj *o);
 /* [*lo, *hi): the function (FDE) holding site. 0 or -1. */
 int ulp_x86_find_func(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo, uintptr_t *hi);
+/* 0 when no direct branch of the function [flo, fhi) of o, nor of the code outside it that it
+ * jumps to (its .cold part), targets the inside of (wlo, whi), and none of them jumps indirectly;
+ * else -1 (fastcall.c: what may be overwritten across instruction boundaries). */
+int ulp_x86_no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t fhi, uintptr_t wlo,
+			   uintptr_t whi);
 
 #endif

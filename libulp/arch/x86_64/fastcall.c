@@ -299,7 +299,7 @@ static uintptr_t window(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t f
 	uintptr_t want[1] = {site}, w = 0;
 	struct ulp_insn in;
 	struct scan sc;
-	unsigned i, n;
+	unsigned i;
 
 	memset(&sc, 0, sizeof(sc));
 	sc.stop = site;
@@ -319,21 +319,31 @@ static uintptr_t window(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t f
 		return 0;
 	if (ulp_insn_decode((const uint8_t *)w, site - w, &in) >= 5)
 		return w; /* one instruction under the jmp: nothing can branch inside it */
+	return ulp_x86_no_branch_into(o, flo, fhi, w, w + 5) ? 0 : w;
+}
+
+int ulp_x86_no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t fhi, uintptr_t wlo,
+			   uintptr_t whi)
+{
+	uintptr_t none = 0;
+	struct scan sc;
+	unsigned i, n;
+
 	memset(&sc, 0, sizeof(sc));
-	sc.wlo = w;
-	sc.whi = w + 5;
-	if (walk(flo, fhi, want, 1, &sc) || sc.indirect || sc.inside || sc.too_many)
-		return 0;
+	sc.wlo = wlo;
+	sc.whi = whi;
+	if (walk(flo, fhi, &none, 0, &sc) || sc.indirect || sc.inside || sc.too_many)
+		return -1;
 	for (i = 0, n = sc.nfrag; i < n; i++) {
 		uintptr_t glo, ghi;
 
 		if (sc.frag[i] < o->x_lo || sc.frag[i] >= o->x_hi ||
 		    ulp_x86_find_func(o, sc.frag[i], &glo, &ghi))
-			return 0; /* a jump to code that cannot be bounded */
-		if (walk(glo, ghi, want, 0, &sc) || sc.inside || sc.too_many || sc.indirect)
-			return 0;
+			return -1; /* a jump to code that cannot be bounded */
+		if (walk(glo, ghi, &none, 0, &sc) || sc.inside || sc.too_many || sc.indirect)
+			return -1;
 	}
-	return w;
+	return 0;
 }
 
 /* ---- rewriting it ---- */

@@ -3,7 +3,8 @@
  * Rewriting a proven wait loop (spinloop.c) so that each iteration yields: one instruction of the
  * loop, of 5 bytes or more, becomes `jmp rel32` to a trampoline, which calls the runtime (through
  * ulp_arch_spin_entry, fast_entry.S: every register, the flags and the XSAVE state kept), then
- * does what the displaced instruction did and jumps back after it.
+ * does what the displaced instruction did and jumps back after it. A loop of shorter instructions
+ * only gets a window of several under the jmp, while its ULP has one thread (window() below).
  *
  * Why no thread can be hurt by the 5 bytes changing: they start an instruction and lie inside it
  * (it is 5 bytes or longer), so no branch can target them but at their start and no thread can be
@@ -22,9 +23,9 @@
  *   16: lea -128(%rsp),%rsp              the red zone stays the program's
  *       call *8(slot)
  *       lea 128(%rsp),%rsp               (lea: the flags stay as the loop had them)
- *       the displaced instruction        a rip-relative operand re-aimed, a jcc or jmp with a
+ *       the displaced instruction(s)     a rip-relative operand re-aimed, a jcc or jmp with a
  *                                        32-bit displacement to the same target
- *       jmp site+len
+ *       jmp (end of the last one)
  */
 #include "fast_find.h"
 #include "insn.h"
@@ -147,70 +148,121 @@ static int store_jmp(uintptr_t site, const uint8_t jmp[5])
 	return 0;
 }
 
-int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone,
-			uintptr_t refuse[2])
+/*
+ * For a ULP alone, a loop with no instruction of 5 bytes: whole instructions of the loop from w,
+ * 5 bytes or more together, overwritten by the jmp. As for the fast path's windows (fastcall.c),
+ * nothing may branch inside [w, w+5): no branch of the function (nor of its .cold part) targets
+ * there and it has no indirect jump; the one thread is not stopped there either (pc). Returns w
+ * and its end, or 0; *later: a window would do once the thread is elsewhere.
+ */
+static uintptr_t window(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t fhi,
+			const struct ulp_x86_loop *l, uintptr_t pc, uintptr_t *wend, int *later)
+{
+	uintptr_t w, p;
+	struct ulp_insn in;
+
+	*later = 0;
+	for (w = l->head; w < l->end; w += in.len) {
+		for (p = w; p < w + 5 && p < l->end; p += in.len)
+			ulp_insn_decode((const uint8_t *)p, l->end - p, &in);
+		if (p < w + 5)
+			return 0; /* runs past the loop's end */
+		if (!ulp_x86_no_branch_into(o, flo, fhi, w, w + 5)) {
+			if (!(pc > w && pc < w + 5)) {
+				*wend = p;
+				return w;
+			}
+			*later = 1;
+		}
+		ulp_insn_decode((const uint8_t *)w, l->end - w, &in);
+	}
+	return 0;
+}
+
+/* The trampoline for the instructions [w, wend) at slot (layout at the top of this file). */
+static int build(uintptr_t slot, uintptr_t w, uintptr_t wend)
 {
 	static const uint8_t lea_down[] = {0x48, 0x8d, 0x64, 0x24, 0x80};
 	static const uint8_t lea_up[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
-	static const uint8_t call[] = {0xff, 0x15};
+	static const uint8_t call[] = {0xff, 0x15}, jmp = 0xe9;
 	struct tramp tr = {(uint8_t *)slot, slot, 16};
-	struct ulp_x86_loop l;
-	struct ulp_x86_obj o;
 	struct ulp_insn in;
-	uintptr_t flo, fhi, page, end;
-	uint8_t jmp[5];
-	int64_t rel;
-	long r;
-	int rc;
+	uintptr_t p;
 
-	(void)hi;
-	if (ulp_x86_find_obj(pc, lo, &o) || pc < o.x_lo || pc >= o.x_hi ||
-	    ulp_x86_find_func(&o, pc, &flo, &fhi) || flo < o.x_lo || fhi > o.x_hi)
-		return -ENOENT;
-	rc = ulp_x86_wait_loop(flo, fhi, pc, &l);
-	if (rc == -ENOENT) {
-		refuse[0] = flo;
-		refuse[1] = fhi;
-	} else if (rc || !(l.site || (alone && l.any))) {
-		refuse[0] = l.head;
-		refuse[1] = l.end;
-	}
-	if (rc)
-		return rc;
-	if (!l.site && alone)
-		l.site = l.any;
-	if (!l.site)
-		return -ENOSPC;
-	ulp_insn_decode((const uint8_t *)l.site, l.end - l.site, &in);
-	rel = (int64_t)(slot + 16) - (int64_t)(l.site + 5);
-	if (rel != (int32_t)rel)
-		return -ERANGE;
-
-	*(uint64_t *)tr.t = l.site;
+	*(uint64_t *)tr.t = w;
 	*(uint64_t *)(tr.t + 8) = (uint64_t)(uintptr_t)ulp_arch_spin_entry;
 	put(&tr, lea_down, sizeof(lea_down));
 	put(&tr, call, sizeof(call));
 	if (put_rel(&tr, slot + 8))
 		return -ERANGE;
 	put(&tr, lea_up, sizeof(lea_up));
-	if (replay(&tr, l.site, &in))
+	for (p = w; p < wend; p += in.len) {
+		ulp_insn_decode((const uint8_t *)p, wend - p, &in);
+		if (tr.n + in.len + 6 + 5 > ULP_FAST_SLOT) /* a jcc grows to 6 bytes */
+			return -E2BIG;
+		if (replay(&tr, p, &in))
+			return -ERANGE;
+	}
+	put(&tr, &jmp, 1);
+	return put_rel(&tr, wend) ? -ERANGE : 0;
+}
+
+int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone,
+			uintptr_t refuse[2])
+{
+	struct ulp_x86_loop l;
+	struct ulp_x86_obj o;
+	struct ulp_insn in;
+	uintptr_t flo, fhi, page, end, w = 0, wend = 0;
+	uint8_t jmp[5];
+	int64_t rel;
+	long r;
+	int rc, later = 0;
+
+	(void)hi;
+	if (ulp_x86_find_obj(pc, lo, &o) || pc < o.x_lo || pc >= o.x_hi ||
+	    ulp_x86_find_func(&o, pc, &flo, &fhi) || flo < o.x_lo || fhi > o.x_hi)
+		return -ENOENT;
+	rc = ulp_x86_wait_loop(flo, fhi, pc, &l);
+	if (!rc) {
+		w = l.site ? l.site : alone ? l.any : 0;
+		if (w)
+			wend = w + ulp_insn_decode((const uint8_t *)w, l.end - w, &in);
+		else if (alone)
+			w = window(&o, flo, fhi, &l, pc, &wend, &later);
+		/* not remembered as refused: a later tick finds the thread elsewhere */
+		if (!w && later)
+			return -EAGAIN;
+	}
+	if (rc == -ENOENT) {
+		refuse[0] = flo;
+		refuse[1] = fhi;
+	} else if (rc || !w) {
+		refuse[0] = l.head;
+		refuse[1] = l.end;
+	}
+	if (rc)
+		return rc;
+	if (!w)
+		return -ENOSPC;
+	rel = (int64_t)(slot + 16) - (int64_t)(w + 5);
+	if (rel != (int32_t)rel)
 		return -ERANGE;
-	jmp[0] = 0xe9;
-	put(&tr, jmp, 1);
-	if (put_rel(&tr, l.site + in.len))
-		return -ERANGE;
+	rc = build(slot, w, wend);
+	if (rc)
+		return rc;
 
 	jmp[0] = 0xe9;
 	memcpy(jmp + 1, &(int32_t){(int32_t)rel}, 4);
 	/* A private copy of the page (MAP_PRIVATE: the file and other processes keep theirs),
 	 * writable only for the store, executable throughout (other code of the page may run). */
-	page = l.site & ~(uintptr_t)4095;
-	end = (l.site + 5 + 4095) & ~(uintptr_t)4095;
+	page = w & ~(uintptr_t)4095;
+	end = (w + 5 + 4095) & ~(uintptr_t)4095;
 	r = ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot | PROT_WRITE, 0,
 			     0, 0);
 	if (r < 0)
 		return (int)r;
-	rc = store_jmp(l.site, jmp);
+	rc = store_jmp(w, jmp);
 	ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot, 0, 0, 0);
 	return rc;
 }

@@ -7,7 +7,9 @@
  *
  * Usage: spinwait FILE ROUNDS [RANK]   (RANK: else ULP_RANK; as processes, start rank 0 and 1)
  * SPINWAIT_THREAD=1: each rank has a second thread, blocked in a read meanwhile (as MPICH ranks
- * have UCX's); SPINWAIT_FOREVER=1: after the rounds, both wait for a round that never comes.
+ * have UCX's); SPINWAIT_FOREVER=1: after the rounds, both wait for a round that never comes;
+ * SPINWAIT_SHORT=1: the waits read through a pointer held in a register (a loop of short
+ * instructions only).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -43,6 +45,19 @@ __attribute__((noinline, aligned(16))) static int wait_pong(int v)
 	}
 }
 
+/* The same through a pointer in a register (SPINWAIT_SHORT=1): no instruction of 5 bytes, so
+ * the jmp covers several (rewritten only while the ULP has one thread). */
+__attribute__((noinline, aligned(16))) static int wait_short(volatile int *p, int v)
+{
+	for (;;) {
+		int x = *p;
+
+		if (x == v)
+			return x;
+		__builtin_ia32_pause();
+	}
+}
+
 static int pipefd[2];
 
 static void *blocked(void *arg)
@@ -63,7 +78,7 @@ int main(int argc, char **argv)
 {
 	const char *r = argc > 3 ? argv[3] : getenv("ULP_RANK");
 	long rounds, i, sum = 0;
-	int fd, rank;
+	int fd, rank, shorts = env_on("SPINWAIT_SHORT");
 	pthread_t th;
 	char *m;
 
@@ -93,9 +108,9 @@ int main(int argc, char **argv)
 	for (i = 1; i <= rounds; i++) {
 		if (rank == 0) {
 			*ping = (int)i;
-			sum += wait_pong((int)i);
+			sum += shorts ? wait_short(pong, (int)i) : wait_pong((int)i);
 		} else {
-			sum += wait_ping((int)i);
+			sum += shorts ? wait_short(ping, (int)i) : wait_ping((int)i);
 			*pong = (int)i;
 		}
 	}
