@@ -59,6 +59,7 @@ fi
 # Start `ident wait` in 4 ranks (args: launcher and its options), wait until each wrote its pid.
 start_wait() {
 	rm -rf "$T/w" && mkdir "$T/w"
+	: >"$T/out" # before wait_line's grep: the job's shell truncates it only when it runs
 	timeout -k 30 120 "$@" $P/ident wait "$T/w" >"$T/out" 2>&1 &
 	jp=$!
 	i=0

@@ -143,9 +143,12 @@ if expect run 2 "$S" -n 2 -t 3 /bin/true && grep -q 'more tasks' "$T/out" &&
 	ok "bad options are errors; -h explains usage"
 else no "bad options are errors; -h explains usage"; fi
 
-if expect run 0 "$B/examples/paper/ulpspawn_sample" && grep -q 'I am user-level process 1.' "$T/out" &&
-	[ "$(sed -n 2p "$T/out")" = "I am user-level process 2." ]; then
-	ok "the paper's sample prints its two lines in order"
-else no "the paper's sample prints its two lines in order"; fi
+# Each line once. Not in a set order: ULP 1 runs at once, but when it is preempted (its quantum
+# ends on a loaded machine) or parks (its write), its creator runs again and starts ULP 2, which
+# may print first (seen: 1 of 10 runs under load), as two child processes may.
+if expect run 0 "$B/examples/paper/ulpspawn_sample" &&
+	[ "$(sort "$T/out" | tr '\n' ' ')" = "I am user-level process 1. I am user-level process 2. " ]; then
+	ok "the paper's sample prints its two lines, one from each ULP it made"
+else no "the paper's sample prints its two lines, one from each ULP it made"; fi
 
 finish ulpspawn
