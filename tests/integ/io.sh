@@ -12,7 +12,9 @@ P="$B/tests/integ/iotest"
 TEST_TIMEOUT=180
 
 mkfifo "$T/a" "$T/b"
-port=$((20000 + $$ % 20000))
+# TCP pairs: the server listens on a port the kernel picks and writes it into a file of its own
+# for the client (a fixed port was now and then another connection's local port: EADDRINUSE)
+port=0
 
 # launcher configurations: one process with 1 or 2 workers; 1 or 2 PVAS tasks
 run_pair() { # CONFIG PROG1-ARGS -- PROG2-ARGS (as one string each)
@@ -38,7 +40,7 @@ for cfg in w1 w2 t1 t2; do
 	i=0
 	while [ $i -lt "$RUNS" ]; do
 		port=$((port + 1))
-		run_pair $cfg "tcp server $port 200" "tcp client $port 200" &&
+		run_pair $cfg "tcp server $T/port.$port 200" "tcp client $T/port.$port 200" &&
 			[ "$(lines 'tcp ok 200')" = 2 ] && good=$((good + 1))
 		i=$((i + 1))
 	done
@@ -56,8 +58,8 @@ bulk_pair() { # NAME ENV... : each pair once, both ends ULPs of one worker
 	port=$((port + 1))
 	if expect "$b_name" 0 env "$@" "$X" -w 1 $P bulk w "$T/a" 1000000 : $P bulk r "$T/a" 1000000 &&
 		[ "$(lines '^bulk ok')" = 2 ] &&
-		expect "$b_name" 0 env "$@" "$X" -w 1 $P tcpbulk server $port 16000000 : \
-			$P tcpbulk client $port 16000000 && [ "$(lines '^tcpbulk ok')" = 2 ]; then
+		expect "$b_name" 0 env "$@" "$X" -w 1 $P tcpbulk server "$T/port.$port" 16000000 : \
+			$P tcpbulk client "$T/port.$port" 16000000 && [ "$(lines '^tcpbulk ok')" = 2 ]; then
 		ok "one write() of 1 MB to a FIFO, 16 MB to TCP, whole; reader on the same worker ($b_name)"
 	else no "one write() of 1 MB to a FIFO, 16 MB to TCP, whole; reader on the same worker ($b_name)"; fi
 }
@@ -72,7 +74,8 @@ bulk_pair "no RWF_NOWAIT, no preemption" ULP_IO_RWF_NOWAIT=0 ULP_QUANTUM_US=0
 for e in ULP_IO_RWF_NOWAIT=1 ULP_IO_RWF_NOWAIT=0; do
 	if expect fifo 0 env $e "$X" -w 1 $P fifo ping "$T/a" "$T/b" 200 : $P fifo pong "$T/a" "$T/b" 200 &&
 		[ "$(lines 'fifo ok 200')" = 2 ] && port=$((port + 1)) &&
-		expect tcp 0 env $e "$X" -w 1 $P tcp server $port 200 : $P tcp client $port 200 &&
+		expect tcp 0 env $e "$X" -w 1 $P tcp server "$T/port.$port" 200 : \
+			$P tcp client "$T/port.$port" 200 &&
 		[ "$(lines 'tcp ok 200')" = 2 ] && expect timeouts 0 env $e "$X" -w 1 $P timeouts &&
 		[ "$(lines '^timeouts ok')" = 1 ]; then
 		ok "FIFO and TCP pairs, timeouts and O_NONBLOCK ($e, -w 1)"
@@ -88,19 +91,33 @@ if expect coldread 0 "$X" -w 1 $P coldread "$T/cold" && [ "$(lines '^coldread ok
 else no "an O_NONBLOCK read of a regular file out of the page cache reads it whole, as a process"; fi
 rm -f "$T/cold"
 
-# A ULP blocked in a sleep does not hold up another one's computation on the same worker: the
-# computing ULP (started second) finishes first.
+# hs: an empty folder $T/hs for the handshake files of a computation and its neighbour (iotest)
+hs() { rm -rf "$T/hs" && mkdir "$T/hs"; }
+# A ULP blocked in a sleep does not hold up another one's computation on the same worker: without
+# preemption, the computation (started once the sleeper is about to block) can only run while the
+# sleeper is parked, and the sleeper sleeps again until it is done. No timing: the computation
+# may take longer than one sleep on a loaded machine (it took over 3 s at load 12; the test
+# wanted it done within the first sleep then).
 for how in sleep nanosleep select poll epoll; do
-	if expect "$how" 0 "$X" -w 1 $P $how 3000 : $P compute 20 &&
+	hs
+	if expect "$how" 0 env ULP_QUANTUM_US=0 "$X" -w 1 $P $how 500 "$T/hs" : $P compute 20 "$T/hs" &&
 		[ "$(sed -n 1p "$T/out")" = "compute done" ] && [ "$(sed -n 2p "$T/out")" = "$how done" ]; then
 		ok "$how of one ULP does not delay another's computation (-w 1)"
 	else no "$how of one ULP does not delay another's computation (-w 1)"; fi
 done
 
-# cat reads a slow producer through a pipe (3 s) while another ULP computes: the computation
-# ends before the producer does, and cat's output is whole and in order.
-if expect cat 0 sh -c "{ for i in 1 2 3 4 5 6; do echo line\$i; sleep 0.5; done; } |
-	\"$X\" -w 1 /bin/cat : $P compute 10" && [ "$(sed -n 7p "$T/out")" = line6 ] &&
+# cat reads a slow producer through a pipe while another ULP computes, without preemption: the
+# computation starts once cat has written line1 (so cat waits in read for line2), and the
+# producer sends its last line only once the computation is done (60 s at most). "compute done"
+# comes before line6 only if cat's wait left the worker to the computation; cat's output is
+# whole and in order.
+hs
+if expect cat 0 env ULP_QUANTUM_US=0 sh -c "{ echo line1; i=0
+	while ! grep -q line1 \"$T/out\" && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
+	touch \"$T/hs/spinning\"; for i in 2 3 4 5; do sleep 0.5; echo line\$i; done; i=0
+	while [ ! -e \"$T/hs/computed\" ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
+	echo line6; } | \"$X\" -w 1 /bin/cat : $P compute 10 \"$T/hs\"" &&
+	[ "$(sed -n 7p "$T/out")" = line6 ] &&
 	[ "$(grep -v 'compute done' "$T/out" | tr '\n' ' ')" = "line1 line2 line3 line4 line5 line6 " ]; then
 	ok "cat reading a slow producer; a computing ULP beside it finishes before the producer"
 else no "cat reading a slow producer; a computing ULP beside it finishes before the producer"; fi
@@ -110,7 +127,6 @@ else no "cat reading a slow producer; a computing ULP beside it finishes before 
 # depend on which ULP the launcher loads or starts first); only preemption can then let it run
 # before the spin ends, and once it is done the spinner stops early. With ULP_QUANTUM_US=0 the
 # spinner keeps its worker for its whole time and ends first.
-hs() { rm -rf "$T/hs" && mkdir "$T/hs"; }
 hs
 if expect spin 0 "$X" -w 1 $P compute 5 "$T/hs" : $P spin 30 "$T/hs" &&
 	[ "$(sed -n 1p "$T/out")" = "compute done" ] && [ "$(sed -n 2p "$T/out")" = "spin done" ]; then

@@ -78,10 +78,13 @@ else
 fi
 
 # A ULP waiting for its child parks: the worker runs the other ULPs meanwhile. The computation
-# waits (sleeping) until the shell has started, so only a parked wait4 lets it end first.
+# waits (sleeping) until the shell has started; without preemption only a parked wait4 lets it
+# run, and the shell waits for it (one `sleep 0.1` child at a time, 60 s at most) before it says
+# "waited". No timing: on a loaded machine the computation may take longer than a fixed sleep.
 rm -rf "$T/hs" && mkdir "$T/hs"
-if expect "wait4 parks" 0 $X -w 1 /bin/sh -c "touch $T/hs/spinning; sleep 3; echo waited" : \
-	$P/iotest compute 5 "$T/hs" && [ "$(sed -n 1p "$T/out")" = "compute done" ] &&
+if expect "wait4 parks" 0 env ULP_QUANTUM_US=0 $X -w 1 /bin/sh -c "touch $T/hs/spinning; i=0
+	while [ ! -e $T/hs/computed ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
+	echo waited" : $P/iotest compute 5 "$T/hs" && [ "$(sed -n 1p "$T/out")" = "compute done" ] &&
 	[ "$(sed -n 2p "$T/out")" = "waited" ]; then
 	ok "a ULP waiting for its child (wait4) does not hold up another ULP of its worker (-w 1)"
 else

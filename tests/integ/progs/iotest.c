@@ -5,13 +5,17 @@
  * and "MODE FAIL: why" (exit 1) otherwise.
  *
  *   fifo ping|pong F1 F2 N      message ping-pong over two FIFOs (ping opens F1 for writing)
- *   tcp server|client PORT N    the same over a loopback TCP connection
+ *   tcp server|client PORT|PORTFILE N   the same over a loopback TCP connection; PORTFILE: the
+ *                               server listens on a port of the kernel's choice and writes it there
  *   bulk w|r FIFO BYTES         w: BYTES in one write() to FIFO, which must take them all (a
  *                               blocking write is whole); r: read them, checking every byte
- *   tcpbulk server|client PORT BYTES   the same over TCP (the client writes)
- *   sleep|nanosleep|select|poll|epoll MS   block MS in that call, check the time and result
- *   compute N [DIR]             N million multiply-adds, then "compute done"; with DIR: first wait
- *                               (sleeping) for DIR/spinning, and create DIR/computed when done
+ *   tcpbulk server|client PORT|PORTFILE BYTES   the same over TCP (the client writes)
+ *   sleep|nanosleep|select|poll|epoll MS [DIR]   block MS in that call, check the time and
+ *                               result; with DIR: create DIR/spinning first (the computation's go),
+ *                               and block MS at a time until DIR/computed exists (120 s at most)
+ *   compute N [DIR]             N million multiply-adds, then "compute done" (written at once);
+ *                               with DIR: first wait (sleeping) for DIR/spinning, and create
+ *                               DIR/computed when done
  *   spin S [DIR]                spin S seconds without a system call, then "spin done"; with DIR:
  *                               create DIR/spinning first, and stop early once DIR/computed exists
  *                               (looked at every 10 ms: a spinner that is preempted lets the
@@ -159,24 +163,61 @@ static int do_fifo(char **av)
 }
 
 /* A loopback TCP connection on port av[1]: av[0] "server" accepts it, a client connects. */
-static int tcp_connection(char **av)
+/* PORTFILE: the server listens on a port the kernel picks (a fixed one may be any other
+ * connection's local port: EADDRINUSE) and writes its number there once it listens; the client
+ * reads it from there (waiting, sleeping, 120 s at most). A number is the port itself. */
+static void tcp_port_publish(const char *file, int l)
 {
 	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	char tmp[4096];
+	FILE *f;
+
+	if (getsockname(l, (struct sockaddr *)&sa, &len))
+		fail("%s", "getsockname");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%d\n", ntohs(sa.sin_port)) < 0 || fclose(f) || rename(tmp, file))
+		fail("write %s", file);
+}
+
+static int tcp_port_read(const char *file)
+{
+	struct timespec ts = {0, 5000000};
+	int port = 0, i;
+	FILE *f;
+
+	for (i = 0; i < 24000 && access(file, F_OK) != 0; i++)
+		nanosleep(&ts, NULL);
+	f = fopen(file, "r");
+	if (!f || fscanf(f, "%d", &port) != 1)
+		fail("read %s", file);
+	fclose(f);
+	return port;
+}
+
+static int tcp_connection(char **av)
+{
+	int byfile = strspn(av[1], "0123456789") != strlen(av[1]);
 	int s = socket(AF_INET, SOCK_STREAM, 0), c, one = 1, i;
+	struct sockaddr_in sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
-	sa.sin_port = htons((unsigned short)atoi(av[1]));
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (!strcmp(av[0], "server")) {
+		sa.sin_port = htons(byfile ? 0 : (unsigned short)atoi(av[1]));
 		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 4))
 			fail("%s", "bind/listen");
+		if (byfile)
+			tcp_port_publish(av[1], s);
 		c = accept(s, NULL, NULL);
 		if (c < 0)
 			fail("%s", "accept");
 		return c;
 	}
+	sa.sin_port = htons((unsigned short)(byfile ? tcp_port_read(av[1]) : atoi(av[1])));
 	for (i = 0; connect(s, (struct sockaddr *)&sa, sizeof(sa)); i++) {
 		struct timespec ts = {0, 10000000};
 
@@ -244,7 +285,8 @@ static int do_bulk(char **av)
 	return bulk(fd, w, atol(av[2]));
 }
 
-static int do_block(const char *how, int ms)
+/* One call of HOW that blocks MS milliseconds, checked: it times out, not early. */
+static void block_once(const char *how, int ms)
 {
 	double t0 = now(), dt;
 	int p[2], r = 0;
@@ -272,12 +314,36 @@ static int do_block(const char *how, int ms)
 		int ep = epoll_create1(0);
 		epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev);
 		r = epoll_wait(ep, &ev, 1, ms);
+		close(ep);
 	}
 	dt = now() - t0;
 	if (r != 0)
 		fail("%s returned non-zero", how);
 	if (dt < ms / 1000.0 - 0.001)
 		fail("%s returned early", how);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* With DIR, until the computation beside us is done: without preemption it can run only while
+ * this ULP is parked in HOW, so it ends only if HOW gives the worker up, however slow it is. */
+static int do_block(const char *how, int ms, const char *dir)
+{
+	char done[4096];
+	int waited = 0;
+
+	if (!dir) {
+		block_once(how, ms);
+	} else {
+		snprintf(done, sizeof(done), "%s/computed", dir);
+		touch_file(dir, "spinning");
+		do {
+			if (waited > 120000)
+				fail("%s never appeared", done);
+			block_once(how, ms);
+			waited += ms;
+		} while (access(done, F_OK) != 0);
+	}
 	printf("%s done\n", how);
 	return 0;
 }
@@ -506,8 +572,11 @@ static void accept_connect_timeout(void)
 
 	setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	t0 = now();
-	if (accept(l, NULL, NULL) != -1 || errno != EAGAIN || now() - t0 < 0.099)
-		fail("%s", "SO_RCVTIMEO accept");
+	c1 = accept(l, NULL, NULL);
+	if (c1 >= 0) /* a client of another test that runs beside this one, on a port it guessed */
+		fail("%s", "SO_RCVTIMEO accept: a connection nobody here made");
+	if (errno != EAGAIN || now() - t0 < 0.099)
+		fail("%s", "SO_RCVTIMEO accept (EAGAIN after 100 ms)");
 	/* backlog 0: one connection fills the queue; the next one's SYN is dropped */
 	c1 = socket(AF_INET, SOCK_STREAM, 0);
 	if (connect(c1, (struct sockaddr *)&sa, sizeof(sa)))
@@ -634,7 +703,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 &&
 	    (!strcmp(mode, "sleep") || !strcmp(mode, "nanosleep") || !strcmp(mode, "select") ||
 	     !strcmp(mode, "poll") || !strcmp(mode, "epoll")))
-		return do_block(mode, atoi(argv[2]));
+		return do_block(mode, atoi(argv[2]), argc >= 4 ? argv[3] : NULL);
 	if (!strcmp(mode, "compute") && argc >= 3) {
 		volatile double x = 0;
 		long i, n = atol(argv[2]) * 1000000L;
@@ -643,7 +712,9 @@ int main(int argc, char **argv)
 			wait_file(argv[3], "spinning");
 		for (i = 0; i < n; i++)
 			x = x * 0.999 + 1;
+		/* out before DIR/computed exists: who waits for that file finds this line first */
 		printf("compute done\n");
+		fflush(stdout);
 		if (argc >= 4)
 			touch_file(argv[3], "computed");
 		return 0;
