@@ -1,10 +1,10 @@
 #!/bin/sh
 # A ULP's descriptors end with it, as a process's do, also in a task shared with other ULPs
-# (tests/integ/progs/fdends.c): a writer that exits without close (or is killed) gives its
-# reader in another ULP EOF, over a FIFO, a pipe passed by SCM_RIGHTS, a unix and a TCP socket;
-# execve closes the exec'ing ULP's close-on-exec descriptors and no other ULP's; one ULP's end
-# closes its own descriptors (made by any call, by any of its threads) and no other's. Each
-# output is compared with the same programs run as processes.
+# (tests/integ/progs/fdends.c): a writer that exits without close, is killed or crashes gives
+# its reader in another ULP EOF, over a FIFO, a pipe passed by SCM_RIGHTS, a unix and a TCP
+# socket; execve closes the exec'ing ULP's close-on-exec descriptors and no other ULP's; one
+# ULP's end closes its own descriptors (made by any call, by any of its threads) and no other's.
+# Each output is compared with the same programs run as processes where that means something.
 # Usage: tests/integ/fdends.sh BUILD_DIR
 O=${1:-build}
 . tests/integ/lib.sh
@@ -81,6 +81,18 @@ for how in "-t 1 -w 1" "-t 1 -w 2" "-t 2 -w 1"; do
 		ok "$name"
 	else
 		echo "# status $st" >>"$T/out"
+		no "$name"
+	fi
+done
+
+# A crash (SIGSEGV) of the writer: its descriptors close; cat ends by itself (--keep-going: the
+# launcher does not end it).
+for how in "-t 1 -w 1" "-t 1 -w 2" "-t 2 -w 1"; do
+	name="fdends crash, writer killed by SIGSEGV ($how): cat in another ULP reads hi, then EOF"
+	if expect "$name" 139 $S --keep-going $how -n 1 $P/fdends crash "$T/ff" : -n 1 /bin/cat "$T/ff" &&
+		[ "$(lines '^hi$')" = 1 ] && [ "$(lines 'killed by SIGSEGV')" = 1 ]; then
+		ok "$name"
+	else
 		no "$name"
 	fi
 done

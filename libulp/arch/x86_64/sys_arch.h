@@ -30,8 +30,9 @@
 /* readlink, which only some architectures have (readlinkat elsewhere) */
 #define ULP_ARCH_SYS_READLINK SYS_readlink
 
-/* Calls only x86_64 has whose sites may be rewritten (libulp/kernel/fastcall.c). */
-#define ULP_ARCH_SYS_FAST SYS_poll, SYS_select, SYS_epoll_wait
+/* Calls only x86_64 has whose sites may be rewritten (libulp/kernel/fastcall.c); pipe and dup2
+ * make descriptors (glibc's pipe() and dup2() are these calls). */
+#define ULP_ARCH_SYS_FAST SYS_poll, SYS_select, SYS_epoll_wait, SYS_pipe, SYS_dup2
 
 /* Their handlers (sys_arch.c), declared by syscall.h. */
 #define ULP_ARCH_SYS_HANDLERS ulp_sys_arch_prctl

@@ -5,6 +5,7 @@
  *   fdends fifo-wr FIFO        open FIFO for writing, write "hi", _exit without close: a reader
  *                              in another ULP of the task reads "hi", then EOF
  *   fdends hold FIFO PIDFILE   the same, then write getpid() to PIDFILE and wait to be killed
+ *   fdends crash FIFO          the same, then crash (SIGSEGV)
  *   fdends unix DIR            rank 0 listens on DIR/sock, accepts rank 1, sends it a pipe's read
  *                              end (SCM_RIGHTS; rank 1 takes it with recvmsg; unix-mmsg: recvmmsg), writes
  *                              "hi" to the pipe and the connection, _exits without close; rank 1
@@ -25,6 +26,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +346,9 @@ static int keep_pair(const char *dir)
 		if (pthread_create(&t, NULL, thread_open, &fds[7]) != 0 ||
 		    pthread_join(t, NULL) != 0)
 			fail("pthread");
+		/* the thread's descriptor is its ULP's: the thread's end leaves it open */
+		if (fds[7] < 0 || is_closed(fds[7]))
+			fail("the descriptor of an ended thread");
 		fds[8] = dup3(fds[2], 333, 0); /* a number nothing else holds */
 		for (i = 0, n = 0; i < 9; i++) {
 			if (fds[i] < 0)
@@ -388,6 +393,11 @@ int main(int argc, char **argv)
 			pause();
 		return fd;
 	}
+	if (argc == 3 && !strcmp(argv[1], "crash")) {
+		fifo_wr(argv[2]);
+		*(volatile int *)(uintptr_t)8 = 1;
+		return 1;
+	}
 	if (argc == 3 && (!strcmp(argv[1], "unix") || !strcmp(argv[1], "unix-mmsg")))
 		return unix_pair(argv[2], argv[1][4] == '-');
 	if (argc == 3 && !strcmp(argv[1], "tcp"))
@@ -398,7 +408,7 @@ int main(int argc, char **argv)
 		return execd(argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "keep"))
 		return keep_pair(argv[2]);
-	fprintf(stderr, "usage: fdends fifo-wr FIFO | hold FIFO PIDFILE | unix DIR | unix-mmsg DIR | "
+	fprintf(stderr, "usage: fdends fifo-wr FIFO | hold FIFO PIDFILE | crash FIFO | unix DIR | unix-mmsg DIR | "
 			"tcp DIR | exec DIR | keep DIR\n");
 	return 2;
 }
