@@ -10,6 +10,7 @@ O=${1:-build}
 . tests/integ/lib.sh
 P=$O/tests/integ
 S=$O/bin/ulpspawn
+X=$O/bin/ulpexec
 export TEST_TIMEOUT=${TEST_TIMEOUT:-120}
 
 # ref NAME MODE...: the two ranks of `fdends MODE DIR` as processes; their sorted output in
@@ -95,6 +96,42 @@ for how in "-t 1 -w 1" "-t 1 -w 2" "-t 2 -w 1"; do
 	else
 		no "$name"
 	fi
+done
+
+# execve of a non-PIE program (a child process of the ULP): the ULP's own descriptors are closed
+# in its task once the child runs (its close-on-exec FIFO gone), so the reader's EOF comes while
+# the child still runs; as processes. The reader is in another task (-t 2): the ULP waits for its
+# child in a blocking wait4, which holds its worker (docs/syscalls.md, wait4).
+(rm -rf "$T/d" && mkdir "$T/d" &&
+ timeout 60 $P/fdends nopie-exec "$T/ff" "$T/d" $P/fdends_nopie &
+ ULP_RANK=1 timeout 60 $P/fdends fifo-rd "$T/ff" "$T/d"; wait) >"$T/r0" 2>&1
+sort "$T/r0" >"$T/ref.nopie"
+for w in 1 2; do
+	rm -rf "$T/d" && mkdir "$T/d"
+	name="fdends nopie-exec (-t 2 -w $w): the ULP's close-on-exec FIFO is closed while its non-PIE exec target runs: the reader sees EOF, as processes"
+	if expect "$name" 0 $S -t 2 -w $w -n 1 $P/fdends nopie-exec "$T/ff" "$T/d" $P/fdends_nopie \
+		: -n 1 $P/fdends fifo-rd "$T/ff" "$T/d" &&
+		grep -v -e 'ET_EXEC' -e '^#' "$T/out" | sort >"$T/got" && cmp -s "$T/got" "$T/ref.nopie" &&
+		[ "$(lines 'saw EOF while')" = 1 ]; then
+		ok "$name"
+	else
+		no "$name"
+	fi
+done
+
+# ulpexec: the ULPs run in the launching process, whose table they share.
+for w in 1 2; do
+	for mode in unix keep; do
+		rm -rf "$T/d" && mkdir "$T/d"
+		name="ulpexec -n 2 -w $w fdends $mode: the ended ULP's descriptors are closed in the launcher's table, the other's kept"
+		if expect "$name" 0 $X -n 2 -w $w $P/fdends $mode "$T/d" &&
+			[ "$(lines 'then EOF$\|closed after it ended$')" -ge 1 ] &&
+			[ "$(lines 'FAIL\|BROKEN\|OPEN')" = 0 ]; then
+			ok "$name"
+		else
+			no "$name"
+		fi
+	done
 done
 
 # execve in a shared task: only the exec'ing ULP's close-on-exec descriptors go.

@@ -8,7 +8,7 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/fastcall $(INTEG)/fastcall_dyn \
 	$(INTEG)/sigs $(INTEG)/sigs_dyn $(INTEG)/fds $(INTEG)/ident $(INTEG)/ident_dyn \
 	$(INTEG)/execs $(INTEG)/execs_dyn $(INTEG)/spinwait $(INTEG)/spinwait_dyn \
-	$(INTEG)/fdends $(INTEG)/fdends_dyn
+	$(INTEG)/fdends $(INTEG)/fdends_dyn $(INTEG)/fdends_nopie
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
@@ -28,6 +28,10 @@ $(INTEG)/guest_cxx_dyn: tests/integ/progs/guest_cxx.cpp
 $(INTEG)/pmi_guest_nopie: tests/mpi/pmi_guest.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fno-pie -no-pie -o $@ $<
+# fdends linked non-PIE: an exec target that runs as a child process of the ULP (fdends.sh).
+$(INTEG)/fdends_nopie: tests/integ/progs/fdends.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -fno-pie -no-pie -static -pthread -o $@ $<
 $(INTEG)/exec_nopie: tests/integ/progs/crash.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -Iinclude -fno-pie -no-pie -static -o $@ $^

@@ -6,6 +6,11 @@
  *                              in another ULP of the task reads "hi", then EOF
  *   fdends hold FIFO PIDFILE   the same, then write getpid() to PIDFILE and wait to be killed
  *   fdends crash FIFO          the same, then crash (SIGSEGV)
+ *   fdends nopie-exec FIFO DIR NOPIE   open FIFO for writing, close-on-exec, write "hi", exec
+ *                              NOPIE (this program linked non-PIE: a child process of the ULP)
+ *                              as `wait DIR`, which waits for DIR/eof; `fifo-rd FIFO DIR` reads
+ *                              FIFO to EOF, then makes DIR/eof: the ULP's own descriptor must be
+ *                              closed while the child runs
  *   fdends unix DIR            rank 0 listens on DIR/sock, accepts rank 1, sends it a pipe's read
  *                              end (SCM_RIGHTS; rank 1 takes it with recvmsg; unix-mmsg: recvmmsg), writes
  *                              "hi" to the pipe and the connection, _exits without close; rank 1
@@ -393,6 +398,30 @@ int main(int argc, char **argv)
 			pause();
 		return fd;
 	}
+	if (argc == 5 && !strcmp(argv[1], "nopie-exec")) {
+		int fd = open(argv[2], O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			fail(argv[2]);
+		write_str(fd, "hi\n", argv[2]);
+		execl(argv[4], argv[4], "wait", argv[3], (char *)NULL);
+		fail("execl");
+	}
+	if (argc == 3 && !strcmp(argv[1], "wait")) {
+		wait_file(argv[2], "eof");
+		printf("the reader saw EOF while the exec'd program ran\n");
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "fifo-rd")) {
+		int fd = open(argv[2], O_RDONLY);
+
+		if (fd < 0)
+			fail(argv[2]);
+		read_all("fifo", fd);
+		fflush(stdout);
+		put_file(argv[3], "eof", "");
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "crash")) {
 		fifo_wr(argv[2]);
 		*(volatile int *)(uintptr_t)8 = 1;
@@ -408,7 +437,8 @@ int main(int argc, char **argv)
 		return execd(argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "keep"))
 		return keep_pair(argv[2]);
-	fprintf(stderr, "usage: fdends fifo-wr FIFO | hold FIFO PIDFILE | crash FIFO | unix DIR | unix-mmsg DIR | "
+	fprintf(stderr, "usage: fdends fifo-wr FIFO | hold FIFO PIDFILE | crash FIFO | "
+			"nopie-exec FIFO DIR NOPIE | wait DIR | fifo-rd FIFO DIR | unix DIR | unix-mmsg DIR | "
 			"tcp DIR | exec DIR | keep DIR\n");
 	return 2;
 }
