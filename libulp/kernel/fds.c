@@ -10,9 +10,12 @@
  * Descriptors 0-2 are every ULP's (sys_io.c keeps them per ULP), the task's others (the
  * launcher's, the runtime's) nobody's: never recorded, never closed here.
  *
- * Recorded after the call: another ULP racing to close the same number (a bug of its own in a
- * process too) could leave one stale record, which only closes an already-reused number at the
- * end of the wrong ULP if that number was closed outside the trap (a program's own io_uring).
+ * A record is made after the call returns, and forgotten before a close: a number is never
+ * recorded for two ULPs, and a closed one is nobody's, as long as every close passes the trap.
+ * One that does not (an IORING_OP_CLOSE of a program's own io_uring) leaves its record, which
+ * the next trapped call that makes that number replaces; should the number be reused without one
+ * (the runtime's own descriptors, made natively), the owner's end would close it. A program's
+ * own io_uring is outside what the runtime sees (docs/syscalls.md says so).
  */
 #include "io.h"
 #include "syscall.h"
