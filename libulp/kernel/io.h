@@ -108,12 +108,13 @@ struct ulp_io_op {
 #define ULP_IO_CONNECT 2
 #define ULP_IO_OPENAT 3
 int ulp_io_park(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_io_op *ops, int n);
-/* Park the current ULP until one of fds[0..n) has events, timeout_ms passes or a signal of the
- * ULP comes (-EINTR; with SA_RESTART the handler runs and it returns 0, so the caller looks
- * again, as the kernel restarts the call); 0 otherwise. -ENOSYS: no ring (the caller waits the
- * blocking way). */
+/* Park the current ULP until one of fds[0..n) has events, timeout_ms passes or (intr) a signal
+ * of the ULP comes (-EINTR; with SA_RESTART the handler runs and it returns 0, so the caller
+ * looks again, as the kernel restarts the call); 0 otherwise. -ENOSYS: no ring (the caller waits
+ * the blocking way). */
 #define ULP_IO_WAIT_FDS_MAX 256
-long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, int timeout_ms);
+long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, int timeout_ms,
+		     int intr);
 /* Start a wait record for the current ULP (snapshots its signal count). */
 void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb,
 		      int interruptible);

@@ -495,7 +495,8 @@ static long park_many(struct ulp_cb *cb, struct ulp_io_op *ops, int n, long long
 	return wt.timed_out ? 1 : 0;
 }
 
-long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, int timeout_ms)
+long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, int timeout_ms,
+		     int intr)
 {
 	struct ulp_io_op ops[ULP_IO_WAIT_FDS_MAX];
 	struct ulp_io_wait wt;
@@ -505,7 +506,7 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 		return -ENOSYS;
 	for (i = 0; i < n; i++)
 		ops[i] = (struct ulp_io_op){ULP_IO_POLL, fds[i], events, NULL, 0};
-	ulp_io_wait_init(ulp_io_self(), &wt, cb, 1);
+	ulp_io_wait_init(ulp_io_self(), &wt, cb, intr);
 	wait_deadline(&wt, now_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000LL);
 	ulp_io_park(ulp_io_self(), &wt, ops, n);
 	if (wt.interrupted == 1)

@@ -21,8 +21,9 @@
  *   and ends with its status;
  *   wait4, waitid: only the ULP's own children, as a process sees only its own.
  *
- * Waiting for children blocks the worker's kernel thread (a pidfd poll) for now: the other ULPs of
- * that worker wait too. Children of a ULP that ended are reaped by nobody until the task ends.
+ * Waiting for children (wait4, waitid, and the ULP waiting for the child that runs its non-PIE
+ * exec) parks the ULP on the task's ring, on the children's pidfds: the other ULPs of its worker
+ * run meanwhile. Children of a ULP that ended are reaped by nobody until the task ends.
  */
 #include "io.h"
 #include "proc.h"
@@ -125,7 +126,7 @@ static long wait_kids(struct ulp_cb *cb)
 	/* Stopped and continued children do not make a pidfd readable: look again every 50 ms.
 	 * Parked on the task's ring, so the worker runs other ULPs meanwhile; a signal of the ULP
 	 * ends the wait with EINTR, as the kernel's wait4 does. */
-	r = ulp_io_wait_fds(cb, fds, n, 1 /* POLLIN */, 50);
+	r = ulp_io_wait_fds(cb, fds, n, 1 /* POLLIN */, 50, 1);
 	if (r == -ENOSYS) {
 		raw(SYS_poll, (long)pfd, n, 50, 0, 0, 0);
 		r = 0;
@@ -235,7 +236,7 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 				return r < 0 || !intr || (si && si->si_pid) ? r : -EINTR;
 			if (!si) /* nothing to tell "not yet" by: the kernel's wait */
 				return raw(SYS_waitid, type, id, info, options, rusage, 0);
-			r = ulp_io_wait_fds(cb, &fd, 1, 1 /* POLLIN */, 50);
+			r = ulp_io_wait_fds(cb, &fd, 1, 1 /* POLLIN */, 50, 1);
 			if (r == -ENOSYS)
 				return raw(SYS_waitid, type, id, info, options, rusage, 0);
 			intr = r < 0;
@@ -344,6 +345,37 @@ long ulp_sys_fork(struct ulp_cb *cb, struct ulp_sys *s)
 /* ---- execve ---- */
 
 /*
+ * Wait, parked on the task's ring, for the child that runs a non-PIE program in the ULP's stead
+ * (its pidfd turns readable when it ends; then the caller reaps it): the worker runs the task's
+ * other ULPs meanwhile, one of which may be what the program waits for (the reader of its FIFO:
+ * a blocking wait4 here held the worker, and that job never ended on -w 1). The wait is not
+ * interruptible: signals sent to the ULP (kill of its PID, SIGKILL included, which its
+ * placeholder turns into a pending SIGKILL) are the program's now, and go on to the child
+ * (SIGCHLD, the child's own end, aside). Natively, the blocking way, without a ring or pidfd.
+ */
+static void wait_program(struct ulp_cb *cb, long pid)
+{
+	long fd = raw(SYS_pidfd_open, pid, 0, 0, 0, 0, 0);
+	struct {
+		int fd;
+		short events, revents;
+	} pf = {(int)fd, 1 /* POLLIN */, 0};
+	unsigned long want = ~(1ul << (SIGCHLD - 1));
+	siginfo_t si;
+	int sig, f = (int)fd;
+
+	if (fd < 0)
+		return;
+	while (raw(SYS_poll, (long)&pf, 1, 0, 0, 0, 0) == 0) {
+		if (ulp_io_wait_fds(cb, &f, 1, 1 /* POLLIN */, 100, 0) == -ENOSYS)
+			break;
+		while ((sig = ulp_sig_take(cb, want, &si)) > 0)
+			raw(SYS_kill, pid, sig, 0, 0, 0, 0);
+	}
+	raw(SYS_close, fd, 0, 0, 0, 0, 0);
+}
+
+/*
  * execve of a program that cannot replace the ULP in place (exec.c says which): it runs as a child
  * process (fork, then the kernel's execve), and the ULP ends with its status once it has ended. A
  * failed execve returns its error to the ULP, as the kernel would: the child reports it through a
@@ -386,6 +418,7 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	 * its copy). Not while other threads of the ULP may still use them. */
 	if (!cb->tg || cb->tg->nlive <= 1)
 		ulp_fd_close_owned(cb, 0);
+	wait_program(cb, pid);
 	do
 		r = raw(SYS_wait4, pid, (long)&st, 0, 0, 0, 0);
 	while (r == -EINTR);
