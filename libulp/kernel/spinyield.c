@@ -5,8 +5,8 @@
  * busy-polls memory with no call at all, as Debian's MPICH does in MPI_Init's barrier and while it
  * waits for a message: it keeps its worker until the next tick, however many ranks wait behind it.
  * At such a tick the loop around its pc is rewritten, once, when decoding proves it a pure wait
- * (libulp/arch/x86_64/spinloop.c) so that each iteration switches to the next ready task, what a
- * sched_yield of the ULP would do (ulp_io_yield), through a trampoline slot of the fast path.
+ * (libulp/arch/x86_64/spinloop.c) so that each iteration switches to the next ready task of its
+ * worker, through a trampoline slot of the fast path.
  *
  * The rewrite happens only while no other thread of the ULP runs on another worker of its task
  * (one that resumes later starts in the runtime, where it stopped); the tick's own thread is in
@@ -27,27 +27,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 
 /* 1: loops are rewritten. Set once, before any ULP runs. */
 static int spin_on;
 /* Loops rewritten, all ULPs of all tasks (they share this address space). */
 static _Atomic unsigned long spin_rewritten;
 
-/* From a rewritten loop, each iteration: the thread's turn goes to the next ready task, then what
- * a tick would deliver to it there (its ULP is dying, a signal). */
+/*
+ * From a rewritten loop, each iteration: the thread's turn goes to the next ready task of its
+ * worker, then the thread ends if its ULP is dying. With nothing else ready here the loop goes on
+ * spinning, as the program wrote it: unlike a sched_yield the program asked for (ulp_io_yield), no
+ * system call and no nap, so a wait for a ULP on another worker ends as soon as the memory
+ * changes. Signals are delivered here, on the context built by the entry, only while the ULP has
+ * one thread, as the fast path does; with several, the next tick that finds the thread in its
+ * own code delivers them from the kernel's signal frame, through which a handler can unwind (an
+ * asynchronous pthread_cancel does: there is no unwind information for the trampoline).
+ */
 static void spin_hook(void *uc)
 {
 	struct ulp_cb *cb = ulp_current_cb();
+	struct ulp_worker *w;
 
-	if (!cb || cb->magic != ULP_CB_MAGIC || ulp_sys_in_child()) {
-		/* a fork child of the ULP: a process of its own, alone in it */
-		ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
-		return;
+	if (!cb || cb->magic != ULP_CB_MAGIC || ulp_sys_in_child())
+		return; /* a fork child of the ULP: a process of its own, alone in it */
+	w = ulp_worker_self();
+	ulp_io_poll(w); /* completions make parked ULPs ready */
+	if (ulp_worker_has_ready(w))
+		ulp_task_yield(w->cur);
+	if (!cb->tg || cb->tg->nlive <= 1) {
+		ulp_tg_kick(cb, uc);
+		ulp_sig_deliver(cb, uc);
+	} else if (cb->tg->dying) {
+		ulp_tg_kick(cb, uc); /* ends the thread, before any signal */
 	}
-	ulp_io_yield(cb);
-	ulp_tg_kick(cb, uc);
-	ulp_sig_deliver(cb, uc);
 }
 
 static void print_stats(void)

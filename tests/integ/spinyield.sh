@@ -4,8 +4,9 @@
 # Their loops are rewritten to yield (the launcher's count, ULP_SPINYIELD_STATS=1, says how many),
 # the sums passed are right and the same as with ULP_SPINYIELD=0, ULP_FASTCALL=0 and as two
 # processes; with a second thread per rank too; loops of short instructions only (several under
-# the jmp) while a rank has one thread; ranks that spin forever in a rewritten loop end on
-# SIGTERM; the programs on disk are unchanged. Usage: spinyield.sh BUILD_DIR
+# the jmp) while a rank has one thread; a signal handler runs in ranks waiting in rewritten
+# loops; ranks that spin forever in a rewritten loop end on SIGTERM; the programs on disk are
+# unchanged. Usage: spinyield.sh BUILD_DIR
 B=${1:-build}
 . "$(dirname "$0")/lib.sh"
 ROUNDS=2000
@@ -66,6 +67,30 @@ for prog in spinwait spinwait_dyn; do
 			ok "$prog: $off rewrites no loop, the process's sums"
 		else
 			no "$prog: $off rewrites no loop, the process's sums"
+		fi
+	done
+	# a signal handler runs in a thread waiting in a rewritten loop (delivered from the loop's
+	# trampoline with one thread, by the tick with two) and ends the wait
+	for th in 0 1; do
+		rm -f "$T/flags" "$T/out.sig"
+		: >"$T/out.sig"
+		env SPINWAIT_SIGNAL=1 SPINWAIT_THREAD=$th ULP_SPINYIELD_STATS=1 timeout -k 30 120 \
+			"$B/bin/ulpspawn" -n 2 -t 1 -w 1 "$P" "$T/flags" $ROUNDS >"$T/out.sig" 2>&1 &
+		sp=$!
+		i=0
+		while [ "$(grep -c 'waiting for SIGUSR1' "$T/out.sig")" != 2 ] && [ $i -lt 600 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -USR1 "$(pgrep -P $sp)" # ulpspawn, under timeout, sends it on to every rank
+		wait $sp
+		st=$?
+		cp "$T/out.sig" "$T/out"
+		if [ $st = 0 ] && [ "$(lines 'woken by SIGUSR1')" = 2 ] && [ "$(rewritten)" -ge 1 ]; then
+			ok "$prog: SIGUSR1's handler runs in ranks waiting in rewritten loops (second thread: $th)"
+		else
+			echo "exit status $st" >>"$T/out"
+			no "$prog: SIGUSR1's handler runs in ranks waiting in rewritten loops (second thread: $th)"
 		fi
 	done
 	rm -f "$T/flags"

@@ -9,10 +9,12 @@
  * SPINWAIT_THREAD=1: each rank has a second thread, blocked in a read meanwhile (as MPICH ranks
  * have UCX's); SPINWAIT_FOREVER=1: after the rounds, both wait for a round that never comes;
  * SPINWAIT_SHORT=1: the waits read through a pointer held in a register (a loop of short
- * instructions only).
+ * instructions only); SPINWAIT_SIGNAL=1: after the rounds, both wait until a SIGUSR1 handler
+ * (in either rank) writes the flags.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -67,6 +69,13 @@ static void *blocked(void *arg)
 	return read(pipefd[0], &c, 1) == 1 ? NULL : (void *)1;
 }
 
+/* SPINWAIT_SIGNAL=1: the waits after the rounds end when a SIGUSR1 handler writes both flags. */
+static void on_usr1(int sig)
+{
+	*ping = -2;
+	*pong = -2;
+}
+
 static int env_on(const char *name)
 {
 	const char *v = getenv(name);
@@ -119,6 +128,13 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (env_on("SPINWAIT_FOREVER"))
 		rank == 0 ? wait_pong(-1) : wait_ping(-1);
+	if (env_on("SPINWAIT_SIGNAL")) {
+		signal(SIGUSR1, on_usr1);
+		printf("rank %d: waiting for SIGUSR1\n", rank);
+		fflush(stdout);
+		rank == 0 ? wait_pong(-2) : wait_ping(-2);
+		printf("rank %d: woken by SIGUSR1\n", rank);
+	}
 	if (env_on("SPINWAIT_THREAD")) {
 		void *ret;
 
