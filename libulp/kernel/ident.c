@@ -349,6 +349,7 @@ int ulp_ident_start(struct ulp_cb *cb)
 {
 	struct phrec *p = rec_of(cb->pvid);
 	unsigned long all = ~0ul, old;
+	char wname[16] = {0};
 	long pid;
 
 	if (!p)
@@ -357,12 +358,17 @@ int ulp_ident_start(struct ulp_cb *cb)
 	p->pvid = cb->pvid;
 	p->gen = ulp_sig_gen(cb->pvid);
 	atomic_store(&p->alive, 0xffffffffu); /* not run yet */
-	set_comm(p, cb->exe[0] ? cb->exe : cb->path);
+	set_comm(p, cb->path[0] ? cb->path : cb->exe);
 	/* Born with every signal blocked: a handler of the task copied into it must never run
 	 * there (it would take the worker's state for its own). */
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, ULP_KSIGSET_SIZE, 0, 0);
+	/* Born with the program's name (a clone inherits its creator's comm): the ULP may read its
+	 * /proc/self/status before the placeholder first runs (sys_proc.c opens it there). */
+	sys(SYS_prctl, PR_GET_NAME, (long)wname, 0, 0, 0, 0);
+	sys(SYS_prctl, PR_SET_NAME, (long)p->comm, 0, 0, 0, 0);
 	pid = ulp_arch_clone(CLONE_VM | CLONE_FILES | ULP_SIG_IDENT,
 			     stacks + (size_t)(cb->pvid + 1) * PH_STACK, ph_main, p);
+	sys(SYS_prctl, PR_SET_NAME, (long)wname, 0, 0, 0, 0);
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	if (pid < 0)
 		return (int)pid;
@@ -426,7 +432,7 @@ void ulp_ident_exec(struct ulp_cb *cb)
 	if (!p || !cb->pid)
 		return;
 	done = atomic_load(&p->name_done);
-	set_comm(p, cb->exe[0] ? cb->exe : cb->path);
+	set_comm(p, cb->path[0] ? cb->path : cb->exe);
 	if (send_ident(cb->pid, p->tgid, (long)RENAME) != 0)
 		return;
 	/* Named before the new program runs, as after execve; a stopped placeholder does not

@@ -303,6 +303,44 @@ static int self_file(const struct ulp_cb *cb, const char *p, const char *name, l
 	return !strcmp(p, name);
 }
 
+/*
+ * Any other file of "/proc/self/" or "/proc/thread-self/": the task's would name the task (its pid,
+ * the launcher's name, the worker's directory), so it is opened in the ULP's placeholder's
+ * /proc/PID instead (ident.c), which is the ULP's pid and program name (status, stat), directory
+ * (cwd), address space (maps) and descriptor table (fd, fdinfo), as the kernel's are a process's.
+ * Its per-process counters are the placeholder's, not the ULP's (docs/syscalls.md, "Process
+ * id"). 0: not such a path, or no placeholder.
+ */
+static int self_elsewhere(const struct ulp_cb *cb, const char *path, int flags, long *ret)
+{
+	char buf[4096], digits[12];
+	const char *rest;
+	size_t n = 6, k = 0, len;
+	unsigned v;
+
+	if (cb->pid <= 0)
+		return 0;
+	if (!strncmp(path, "/proc/self/", 11))
+		rest = path + 11;
+	else if (!strncmp(path, "/proc/thread-self/", 18))
+		rest = path + 18;
+	else
+		return 0;
+	/* "/proc/PID/REST", without libc's printf: this runs with the ULP's TLS loaded */
+	for (v = (unsigned)cb->pid; v; v /= 10)
+		digits[k++] = (char)('0' + v % 10);
+	len = strlen(rest);
+	if (6 + k + 1 + len + 1 > sizeof(buf))
+		return 0;
+	memcpy(buf, "/proc/", 6);
+	while (k)
+		buf[n++] = digits[--k];
+	buf[n++] = '/';
+	memcpy(buf + n, rest, len + 1);
+	*ret = ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)buf, flags, 0, 0, 0);
+	return 1;
+}
+
 int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags, long *ret)
 {
 	uintptr_t lo, hi;
@@ -317,8 +355,12 @@ int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags
 	} else if (self_file(cb, path, "environ", 0)) {
 		lo = cb->env_lo;
 		hi = cb->env_hi;
+	} else if (self_file(cb, path, "exe", 0) && cb->exe[0]) {
+		/* the task's exe is the launcher: the ULP's program file itself */
+		*ret = ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)cb->exe, flags, 0, 0, 0);
+		return 1;
 	} else {
-		return 0;
+		return self_elsewhere(cb, path, flags, ret);
 	}
 	/* The task's file would be the launcher's: a file holding the ULP's strings as they are
 	 * now (a program that rewrites its argv sees it there, as from the kernel's). */

@@ -11,6 +11,7 @@
  *                         PID" or "rank R: no signal"
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +39,52 @@ static const char *rank(void)
 	const char *r = getenv("ULP_RANK");
 
 	return r ? r : "0";
+}
+
+/* /proc/self files a program reads about itself: status and stat name this process (its pid, its
+ * program's name as the kernel's comm: the base name of the path it was started by, 15 bytes),
+ * and /proc/self/exe opens its program's file (exe: readlink of /proc/self/exe, n bytes). */
+static void proc_self_files(pid_t pid, const char *exe, ssize_t n)
+{
+	char line[256], name[64] = "", comm[64] = "", path[4096];
+	unsigned char a[64], b[64];
+	const char *base = program_invocation_name, *c;
+	long spid = -1, status_pid = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	int fa, fb;
+
+	for (c = base; *c; c++)
+		if (*c == '/')
+			base = c + 1;
+	snprintf(comm, sizeof(comm), "%.15s", base);
+	while (f && fgets(line, sizeof(line), f)) {
+		sscanf(line, "Name: %63s", name);
+		sscanf(line, "Pid: %ld", &status_pid);
+	}
+	if (f)
+		fclose(f);
+	CHECK("/proc/self/status names this process (Pid, Name)",
+	      status_pid == pid && !strcmp(name, comm), "Pid %ld Name '%s', want %d '%s'",
+	      status_pid, name, (int)pid, comm);
+	f = fopen("/proc/self/stat", "r");
+	name[0] = 0;
+	if (!f || fscanf(f, "%ld (%63[^)])", &spid, name) != 2)
+		spid = -1;
+	if (f)
+		fclose(f);
+	CHECK("/proc/self/stat names this process (pid, comm)", spid == pid && !strcmp(name, comm),
+	      "%ld (%s), want %d (%s)", spid, name, (int)pid, comm);
+	snprintf(path, sizeof(path), "%.*s", (int)(n > 0 ? n : 0), exe);
+	fa = open("/proc/self/exe", O_RDONLY);
+	fb = open(path, O_RDONLY);
+	CHECK("/proc/self/exe opens this program's file",
+	      fa >= 0 && fb >= 0 && read(fa, a, sizeof(a)) == sizeof(a) &&
+		  read(fb, b, sizeof(b)) == sizeof(b) && !memcmp(a, b, sizeof(a)),
+	      "open or read of /proc/self/exe or %s failed, or they differ", path);
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
 }
 
 static int ids(const char *dir)
@@ -76,6 +123,7 @@ static int ids(const char *dir)
 	CHECK("/proc/PID/exe is /proc/self/exe",
 	      n[0] > 0 && n[0] == n[1] && !memcmp(link[0], link[1], (size_t)n[0]), "%.*s vs %.*s",
 	      (int)n[0], link[0], (int)n[1], link[1]);
+	proc_self_files(pid, link[1], n[1]);
 	got = 0;
 	raise(SIGUSR1);
 	CHECK("raise() runs its own handler", got == SIGUSR1 && from == pid, "got %d from %d",
