@@ -16,11 +16,11 @@ kmod:
 	$(Q)$(MAKE) -s -C kmod dkms-src DKMS_DIR=$(abspath $(KMOD_OUT)/mod)
 	$(Q)$(MAKE) -C $(KMOD_OUT)/mod $(if $(KDIR),KDIR=$(KDIR)) $(if $(KVER),KVER=$(KVER))
 
-# The VM also runs the pvas_* API tests, ulpspawn, Debian's sha256sum and dash, and the ULP
-# identity checks on the kmod backend (tests/kmod/ulp_backend.sh), with the programs they need.
+# The VM also runs the pvas_* API tests, ulpspawn, Debian's sha256sum and dash, the ULP identity
+# checks and execve in place on the kmod backend (tests/kmod/ulp_backend.sh), with the programs they need.
 KMOD_BACKEND_DATA := $(O)/tests/pvas/test_pvas_api $(O)/bin/ulpspawn $(O)/tests/integ/probe \
 	$(O)/tests/integ/share $(O)/tests/integ/guest_check_dyn $(O)/tests/integ/ident \
-	/bin/dash /usr/bin/sha256sum
+	$(O)/tests/integ/execs $(O)/tests/integ/execs_dyn /bin/dash /usr/bin/sha256sum
 
 check-kmod: $(filter $(O)/%,$(KMOD_BACKEND_DATA))
 	$(Q)ULP_TEST_TIMEOUT=900 VMTEST_EXTRA=tests/kmod/ulp_backend.sh \

@@ -53,4 +53,10 @@ struct ulp_backend_ops {
 
 extern const struct ulp_backend_ops ulp_backend_user, ulp_backend_kmod;
 
+/* The partition layout of include/uapi/pvas_ioctl.h for a load into cb's partition (the user
+ * loader's request; the kmod backend checks an execve target with it before the module loads
+ * it), with the control block's auxv entry in aux (backend_user.c). */
+struct ulp_load_req;
+void ulp_backend_req(const struct ulp_cb *cb, struct ulp_load_req *req, uint64_t aux[1][2]);
+
 #endif

@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "loader.h"
 #include "uapi/pvas_ioctl.h"
 
 _Static_assert(ULP_CB_SIZE == PVAS_CB_SIZE, "the module leaves the control block alone");
@@ -57,12 +59,46 @@ static void kmod_close(struct pvas_region *r)
 	r->backend_fd = -1;
 }
 
+/* The module loads path into cb's partition, which this process owns (PVAS_IOC_LOAD resets it
+ * first: the old program of an execve goes there). */
+static int kmod_load_into(struct ulp_cb *cb, const char *path, char *const argv[],
+			  char *const envp[], struct ulp_backend_image *img, char *err,
+			  size_t errlen)
+{
+	struct pvas_load l;
+	int rc;
+
+	memset(&l, 0, sizeof(l));
+	l.version = PVAS_ABI_VERSION;
+	l.size = sizeof(l);
+	l.pvid = (uint32_t)cb->pvid;
+	l.path = (uintptr_t)path;
+	l.argv = (uintptr_t)argv;
+	l.envp = (uintptr_t)envp;
+	l.aux_type = ULP_AT_PVAS_CB;
+	l.aux_val = (uintptr_t)cb;
+	if (ioctl(cb->region->backend_fd, PVAS_IOC_LOAD, &l) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s%s", path, strerror(-rc),
+			 rc == -ENOEXEC	 ? " (not an x86_64 position-independent executable; "
+					   "rebuild with -fPIE -pie)"
+			 : rc == -EACCES ? " (the module checks exec and read permission, noexec)"
+					 : "");
+		return rc;
+	}
+	img->entry = l.entry;
+	img->sp = l.sp;
+	img->brk_start = l.brk_start;
+	img->brk_max = l.brk_limit;
+	img->mmap_lo = l.mmap_start; /* the layout: the mmap area runs to the end */
+	return 0;
+}
+
 static int kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
 		     struct ulp_backend_image *img, char *err, size_t errlen)
 {
 	struct pvas_region *r = cb->region;
 	struct pvas_attach a;
-	struct pvas_load l;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
@@ -75,31 +111,73 @@ static int kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], ch
 			 strerror(-rc));
 		return rc;
 	}
-	memset(&l, 0, sizeof(l));
-	l.version = PVAS_ABI_VERSION;
-	l.size = sizeof(l);
-	l.pvid = (uint32_t)cb->pvid;
-	l.path = (uintptr_t)path;
-	l.argv = (uintptr_t)argv;
-	l.envp = (uintptr_t)envp;
-	l.aux_type = ULP_AT_PVAS_CB;
-	l.aux_val = (uintptr_t)cb;
-	if (ioctl(r->backend_fd, PVAS_IOC_LOAD, &l) != 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s%s", path, strerror(-rc),
-			 rc == -ENOEXEC	 ? " (not an x86_64 position-independent executable; "
-					   "rebuild with -fPIE -pie)"
-			 : rc == -EACCES ? " (the module checks exec and read permission, noexec)"
-					 : "");
+	rc = kmod_load_into(cb, path, argv, envp, img, err, errlen);
+	if (rc)
 		kmod_release(cb);
+	return rc;
+}
+
+/*
+ * execve in place. prepare: the checks of libulp's own loader, which refuses what the module
+ * refuses (not an x86_64 ET_DYN: -ENOEXEC, so that exec.c runs an ET_EXEC target as a child;
+ * missing files, permissions, a bad interpreter, arguments over the stack) with the same
+ * messages, and touches no memory of the partition: the ULP's old program goes on when they
+ * fail. commit: the module loads the program into the ULP's own partition, which the launching
+ * process still owns (PVAS_IOC_LOAD resets it first, as execve drops the old image); what the
+ * module refuses only then leaves the partition reset, and exec.c ends the ULP.
+ */
+struct kmod_prep {
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+};
+
+static int kmod_exec_prepare(struct ulp_cb *cb, const char *path, const char *execfn,
+			     char *const argv[], char *const envp[], void **prep, char *err,
+			     size_t errlen)
+{
+	struct kmod_prep *p = calloc(1, sizeof(*p));
+	struct ulp_load_prep *ld;
+	struct ulp_load_req req;
+	uint64_t aux[1][2];
+	int rc;
+
+	if (!p) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	memset(&req, 0, sizeof(req));
+	req.path = path;
+	req.execfn = execfn;
+	req.argv = argv;
+	req.envp = envp;
+	ulp_backend_req(cb, &req, aux);
+	rc = ulp_load_prepare(&req, &ld, err, errlen);
+	if (rc) {
+		free(p);
 		return rc;
 	}
-	img->entry = l.entry;
-	img->sp = l.sp;
-	img->brk_start = l.brk_start;
-	img->brk_max = l.brk_limit;
-	img->mmap_lo = l.mmap_start; /* the layout: the mmap area runs to the end */
+	ulp_load_abort(ld);
+	p->path = path;
+	p->argv = argv;
+	p->envp = envp;
+	*prep = p;
 	return 0;
+}
+
+static int kmod_exec_commit(struct ulp_cb *cb, void *prep, struct ulp_backend_image *img, char *err,
+			    size_t errlen)
+{
+	struct kmod_prep *p = prep;
+	int rc = kmod_load_into(cb, p->path, p->argv, p->envp, img, err, errlen);
+
+	free(p);
+	return rc;
+}
+
+static void kmod_exec_abort(void *prep)
+{
+	free(prep);
 }
 
 static void kmod_release(struct ulp_cb *cb)
@@ -118,5 +196,8 @@ const struct ulp_backend_ops ulp_backend_kmod = {
     .open = kmod_open,
     .close = kmod_close,
     .load = kmod_load,
+    .exec_prepare = kmod_exec_prepare,
+    .exec_commit = kmod_exec_commit,
+    .exec_abort = kmod_exec_abort,
     .release = kmod_release,
 };

@@ -32,7 +32,7 @@ static void user_close(struct pvas_region *r)
  * first S/4, so it needs few page-table pages: each new one costs a fault (~85 us on the
  * development VM, bench/ulp_spawn.c) and 4 KiB per ULP.
  */
-static void user_req(struct ulp_cb *cb, struct ulp_load_req *req, uint64_t aux[1][2])
+void ulp_backend_req(const struct ulp_cb *cb, struct ulp_load_req *req, uint64_t aux[1][2])
 {
 	uintptr_t lo = cb->part_lo;
 	size_t size = cb->part_hi - cb->part_lo;
@@ -62,7 +62,7 @@ static void user_loaded(const struct ulp_cb *cb, const struct ulp_image *img,
 	out->mmap_lo = cb->part_lo + PVAS_LAYOUT_MMAP(size);
 }
 
-/* A program loaded afresh into cb's partition, by the layout above (user_req). */
+/* A program loaded afresh into cb's partition, by the layout above (ulp_backend_req). */
 static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
 		     struct ulp_backend_image *out, char *err, size_t errlen)
 {
@@ -75,7 +75,7 @@ static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], ch
 	req.path = path;
 	req.argv = argv;
 	req.envp = envp;
-	user_req(cb, &req, aux);
+	ulp_backend_req(cb, &req, aux);
 	rc = ulp_load(&req, &img, err, errlen);
 	if (rc)
 		return rc;
@@ -106,7 +106,7 @@ static int user_exec_prepare(struct ulp_cb *cb, const char *path, const char *ex
 	req.execfn = execfn;
 	req.argv = argv;
 	req.envp = envp;
-	user_req(cb, &req, p->aux);
+	ulp_backend_req(cb, &req, p->aux);
 	rc = ulp_load_prepare(&req, &p->ld, err, errlen);
 	if (rc) {
 		free(p);

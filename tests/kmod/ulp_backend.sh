@@ -44,6 +44,28 @@ else
 	no "16 ranks of Debian's sha256sum loaded by the kernel module"
 fi
 
+# execve in place on this backend: the module loads the new program into the ULP's own partition
+# (PVAS_IOC_LOAD resets it first); the pid stays, nothing runs as a child process. Static-pie and
+# dynamic, 4 ranks over 2 tasks, then a chain of 30 execs in 2 ranks.
+bad=
+for x in execs execs_dyn; do
+	if ! $D/ulpspawn -n 4 -t 2 $D/$x simple >/tmp/e.log 2>&1 ||
+		[ "$(grep -c '^rank [0-3]: exec ok$' /tmp/e.log)" != 4 ] || grep -q 'child process' /tmp/e.log; then
+		cat /tmp/e.log
+		bad="$bad $x"
+	fi
+	if ! $D/ulpspawn -n 2 $D/$x chain 30 >/tmp/e.log 2>&1 ||
+		[ "$(grep -c '^chain done$' /tmp/e.log)" != 2 ] || grep -q 'child process' /tmp/e.log; then
+		cat /tmp/e.log
+		bad="$bad $x-chain"
+	fi
+done
+if [ -z "$bad" ]; then
+	ok "kmod: execve in place (same pid, no child process), static-pie and dynamic, a chain of 30"
+else
+	no "kmod: execve in place (same pid, no child process):$bad"
+fi
+
 # A ULP's process identity on this backend too (tests/integ/ident.sh has the full set): the
 # identity checks of `ident ids` in 4 ranks over 2 tasks (own pid, t.$$ files, gettid, fork
 # child's getppid, /proc/PID, raise and kill(getpid()) run the rank's own handler), as for a
