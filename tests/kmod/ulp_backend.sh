@@ -66,6 +66,17 @@ else
 	no "kmod: execve in place (same pid, no child process):$bad"
 fi
 
+# fork from a ULP on this backend: dash's command substitution and pipeline fork real child
+# processes that continue the ULP; each rank prints what a process prints, with its own pid.
+if $D/ulpspawn -n 2 -t 1 $D/dash -c 'x=$(echo hi); echo "$x $$" | { read a b; echo "got $a $b"; }' \
+	>/tmp/f.log 2>&1 && [ "$(grep -c '^got hi [0-9][0-9]*$' /tmp/f.log)" = 2 ] &&
+	[ "$(sed -n 's/^got hi //p' /tmp/f.log | sort -u | wc -l)" = 2 ]; then
+	ok "kmod: fork (command substitution, a pipeline) from 2 ULPs of one task, each its own pid"
+else
+	cat /tmp/f.log
+	no "kmod: fork (command substitution, a pipeline) from 2 ULPs of one task, each its own pid"
+fi
+
 # A ULP's process identity on this backend too (tests/integ/ident.sh has the full set): the
 # identity checks of `ident ids` in 4 ranks over 2 tasks (own pid, t.$$ files, gettid, fork
 # child's getppid, /proc/PID, raise and kill(getpid()) run the rank's own handler), as for a
