@@ -53,10 +53,13 @@ struct ulp_backend_ops {
 
 extern const struct ulp_backend_ops ulp_backend_user, ulp_backend_kmod;
 
-/* The partition layout of include/uapi/pvas_ioctl.h for a load into cb's partition (the user
- * loader's request; the kmod backend checks an execve target with it before the module loads
- * it), with the control block's auxv entry in aux (backend_user.c). */
-struct ulp_load_req;
-void ulp_backend_req(const struct ulp_cb *cb, struct ulp_load_req *req, uint64_t aux[1][2]);
+/* The checks of libulp's loader (ulp_load_prepare) for path as a program of cb's partition, by
+ * the layout of include/uapi/pvas_ioctl.h: 0 with the files opened in *ld, or -errno with "path:
+ * reason" in err. aux receives the control block's auxv pair and must live as long as *ld. Both
+ * backends check an execve target with it (backend_user.c). */
+struct ulp_load_prep;
+int ulp_backend_prepare(const struct ulp_cb *cb, const char *path, const char *execfn,
+			char *const argv[], char *const envp[], uint64_t aux[1][2],
+			struct ulp_load_prep **ld, char *err, size_t errlen);
 
 #endif

@@ -138,7 +138,6 @@ static int kmod_exec_prepare(struct ulp_cb *cb, const char *path, const char *ex
 {
 	struct kmod_prep *p = calloc(1, sizeof(*p));
 	struct ulp_load_prep *ld;
-	struct ulp_load_req req;
 	uint64_t aux[1][2];
 	int rc;
 
@@ -146,13 +145,7 @@ static int kmod_exec_prepare(struct ulp_cb *cb, const char *path, const char *ex
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
-	memset(&req, 0, sizeof(req));
-	req.path = path;
-	req.execfn = execfn;
-	req.argv = argv;
-	req.envp = envp;
-	ulp_backend_req(cb, &req, aux);
-	rc = ulp_load_prepare(&req, &ld, err, errlen);
+	rc = ulp_backend_prepare(cb, path, execfn, argv, envp, aux, &ld, err, errlen);
 	if (rc) {
 		free(p);
 		return rc;

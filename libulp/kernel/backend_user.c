@@ -32,7 +32,7 @@ static void user_close(struct pvas_region *r)
  * first S/4, so it needs few page-table pages: each new one costs a fault (~85 us on the
  * development VM, bench/ulp_spawn.c) and 4 KiB per ULP.
  */
-void ulp_backend_req(const struct ulp_cb *cb, struct ulp_load_req *req, uint64_t aux[1][2])
+static void layout_req(const struct ulp_cb *cb, struct ulp_load_req *req, uint64_t aux[1][2])
 {
 	uintptr_t lo = cb->part_lo;
 	size_t size = cb->part_hi - cb->part_lo;
@@ -49,6 +49,21 @@ void ulp_backend_req(const struct ulp_cb *cb, struct ulp_load_req *req, uint64_t
 	req->n_extra_auxv = 1;
 }
 
+int ulp_backend_prepare(const struct ulp_cb *cb, const char *path, const char *execfn,
+			char *const argv[], char *const envp[], uint64_t aux[1][2],
+			struct ulp_load_prep **ld, char *err, size_t errlen)
+{
+	struct ulp_load_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.path = path;
+	req.execfn = execfn;
+	req.argv = argv;
+	req.envp = envp;
+	layout_req(cb, &req, aux);
+	return ulp_load_prepare(&req, ld, err, errlen);
+}
+
 /* What a load tells the process object: where to start, the heap, the mmap area. */
 static void user_loaded(const struct ulp_cb *cb, const struct ulp_image *img,
 			struct ulp_backend_image *out)
@@ -62,7 +77,7 @@ static void user_loaded(const struct ulp_cb *cb, const struct ulp_image *img,
 	out->mmap_lo = cb->part_lo + PVAS_LAYOUT_MMAP(size);
 }
 
-/* A program loaded afresh into cb's partition, by the layout above (ulp_backend_req). */
+/* A program loaded afresh into cb's partition, by the layout above (layout_req). */
 static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
 		     struct ulp_backend_image *out, char *err, size_t errlen)
 {
@@ -75,7 +90,7 @@ static int user_load(struct ulp_cb *cb, const char *path, char *const argv[], ch
 	req.path = path;
 	req.argv = argv;
 	req.envp = envp;
-	ulp_backend_req(cb, &req, aux);
+	layout_req(cb, &req, aux);
 	rc = ulp_load(&req, &img, err, errlen);
 	if (rc)
 		return rc;
@@ -94,20 +109,13 @@ static int user_exec_prepare(struct ulp_cb *cb, const char *path, const char *ex
 			     size_t errlen)
 {
 	struct user_prep *p = calloc(1, sizeof(*p));
-	struct ulp_load_req req;
 	int rc;
 
 	if (!p) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
-	memset(&req, 0, sizeof(req));
-	req.path = path;
-	req.execfn = execfn;
-	req.argv = argv;
-	req.envp = envp;
-	ulp_backend_req(cb, &req, p->aux);
-	rc = ulp_load_prepare(&req, &p->ld, err, errlen);
+	rc = ulp_backend_prepare(cb, path, execfn, argv, envp, p->aux, &p->ld, err, errlen);
 	if (rc) {
 		free(p);
 		return rc;

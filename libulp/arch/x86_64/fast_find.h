@@ -30,4 +30,10 @@ int ulp_x86_find_func(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo
 int ulp_x86_no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t fhi, uintptr_t wlo,
 			   uintptr_t whi);
 
+/* Write `jmp rel32` (rel counted from w + 5) over the 5 bytes at w, in a private copy of their
+ * page(s) made writable for the store only; prot: the segment's protection. store writes the 5
+ * bytes (NULL: a plain copy, for when no other thread can run them). 0 or -errno
+ * (fastcall.c). */
+int ulp_x86_put_jmp(uintptr_t w, int32_t rel, int prot, int (*store)(uintptr_t, const uint8_t[5]));
+
 #endif

@@ -350,14 +350,13 @@ int ulp_x86_no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t
 
 int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot)
 {
-	uintptr_t site = pc - 2, w, p, flo, fhi, page, end;
+	uintptr_t site = pc - 2, w, p, flo, fhi;
 	const uint8_t *s = (const uint8_t *)site;
-	uint8_t *t = (uint8_t *)slot, jmp[5];
+	uint8_t *t = (uint8_t *)slot;
 	struct ulp_x86_obj o;
 	struct ulp_insn in;
 	unsigned n = 16;
 	int64_t rel, back;
-	long r;
 
 	(void)hi;
 	if (s[0] != 0x0f || s[1] != 0x05)
@@ -426,17 +425,33 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 #undef B
 #undef D32
 #undef LEA_UP
-	/* The window: a private copy of its page(s) (the mapping is MAP_PRIVATE: the file and other
-	 * processes keep theirs), writable only while its first 5 bytes are written. */
+	/* The window: only its first 5 bytes change */
+	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, NULL);
+}
+
+static int store_plain(uintptr_t site, const uint8_t jmp[5])
+{
+	memcpy((void *)site, jmp, 5);
+	return 0;
+}
+
+int ulp_x86_put_jmp(uintptr_t w, int32_t rel, int prot, int (*store)(uintptr_t, const uint8_t[5]))
+{
+	uintptr_t page = w & ~(uintptr_t)4095, end = (w + 5 + 4095) & ~(uintptr_t)4095;
+	uint8_t jmp[5];
+	long r;
+	int rc;
+
 	jmp[0] = 0xe9;
-	memcpy(jmp + 1, &(int32_t){(int32_t)rel}, 4);
-	page = w & ~(uintptr_t)4095;
-	end = (w + 5 + 4095) & ~(uintptr_t)4095;
-	r = ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot | PROT_WRITE, 0,
-			     0, 0);
+	memcpy(jmp + 1, &rel, 4);
+	/* A private copy of the page(s) (the mapping is MAP_PRIVATE: the file and other processes
+	 * keep theirs), writable only for the store, executable throughout (other code of the
+	 * page may run meanwhile). */
+	r = ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), prot | PROT_WRITE, 0, 0,
+			     0);
 	if (r < 0)
 		return (int)r;
-	memcpy((void *)w, jmp, 5);
-	ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot, 0, 0, 0);
-	return 0;
+	rc = (store ? store : store_plain)(w, jmp);
+	ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), prot, 0, 0, 0);
+	return rc;
 }

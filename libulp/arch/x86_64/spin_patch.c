@@ -213,10 +213,8 @@ int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	struct ulp_x86_loop l;
 	struct ulp_x86_obj o;
 	struct ulp_insn in;
-	uintptr_t flo, fhi, page, end, w = 0, wend = 0;
-	uint8_t jmp[5];
+	uintptr_t flo, fhi, w = 0, wend = 0;
 	int64_t rel;
-	long r;
 	int rc, later = 0;
 
 	(void)hi;
@@ -252,17 +250,5 @@ int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	if (rc)
 		return rc;
 
-	jmp[0] = 0xe9;
-	memcpy(jmp + 1, &(int32_t){(int32_t)rel}, 4);
-	/* A private copy of the page (MAP_PRIVATE: the file and other processes keep theirs),
-	 * writable only for the store, executable throughout (other code of the page may run). */
-	page = w & ~(uintptr_t)4095;
-	end = (w + 5 + 4095) & ~(uintptr_t)4095;
-	r = ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot | PROT_WRITE, 0,
-			     0, 0);
-	if (r < 0)
-		return (int)r;
-	rc = store_jmp(w, jmp);
-	ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), o.x_prot, 0, 0, 0);
-	return rc;
+	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, store_jmp);
 }
