@@ -154,6 +154,14 @@ int pvas_task_pvid(pvd_t pvd, pid_t task);
 /* pvas_wait that also returns the ended ULP's counters (st may be NULL). */
 int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st);
 
+/* A launcher's own descriptor moved from PVAS_FD_HIGH up, close-on-exec: PVAS tasks start with a
+ * copy of the launcher's descriptor table, so what it opened before (a signalfd, a socket) sits
+ * where the ULPs' first opens should land (3, 4...: `exec 3>file`, socket activation). libulp
+ * puts its own there too. Returns the new descriptor, or fd itself where RLIMIT_NOFILE is lower;
+ * fd < 0 is returned as is, so the call can wrap the one that opens it. */
+#define PVAS_FD_HIGH 800
+int pvas_fd_high(int fd);
+
 /* The message of the last failed call in this thread ("file: reason"). */
 const char *pvas_errmsg(void);
 

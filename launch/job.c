@@ -163,9 +163,11 @@ static int open_outputs(struct job *j)
 		rc = mkdirs(d);
 		if (!rc) {
 			snprintf(f, sizeof(f), "%s/stdout", d);
-			j->r[r].file_out = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			j->r[r].file_out =
+			    pvas_fd_high(open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
 			snprintf(f, sizeof(f), "%s/stderr", d);
-			j->r[r].file_err = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			j->r[r].file_err =
+			    pvas_fd_high(open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
 			if (j->r[r].file_out < 0 || j->r[r].file_err < 0)
 				rc = -errno;
 		}
@@ -995,7 +997,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	sigaddset(&sigs, SIGUSR1);
 	sigaddset(&sigs, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	j.sigfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	j.sigfd = pvas_fd_high(signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC));
 	pattr.partition_size = o->psize;
 	rc = pvas_create_attr(&j.pvd, &pattr);
 	if (rc || j.sigfd < 0) {
@@ -1071,6 +1073,9 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 				failed_load = 1;
 				break;
 			}
+			/* the read ends stay in the launcher (and in the tasks made later) */
+			po[0] = pvas_fd_high(po[0]);
+			pe[0] = pvas_fd_high(pe[0]);
 			stdio[1] = o->tag ? po[1] : j.r[r].file_out;
 			stdio[2] = o->tag ? pe[1] : j.r[r].file_err;
 		}

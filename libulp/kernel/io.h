@@ -83,6 +83,8 @@ struct ulp_fd_table *ulp_io_fd_table(void);
 void ulp_fd_own(struct ulp_cb *cb, long fd);
 void ulp_fd_disown(long lo, long hi);
 void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec);
+/* The runtime's own descriptors go from PVAS_FD_HIGH up (fds.c; the ring from 900, io_ring.c). */
+int ulp_fd_high(int fd);
 struct msghdr;
 void ulp_fd_own_cmsg(struct ulp_cb *cb, const struct msghdr *mh);
 /* w's per-worker state; NULL before its instance has one. */

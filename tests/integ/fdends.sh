@@ -165,4 +165,20 @@ for prog in fdends fdends_dyn; do
 	done
 done
 
+# The first descriptor a ULP opens has the number a process started the same way gets (the
+# lowest free one, 3 here): the launcher's and the runtime's own descriptors, which a task
+# inherits, live from 800 up (pvas_fd_high). Before, a ULP's first open got 8, and `exec 4>file`
+# in dash met the runtime's eventfd.
+first='open(my $f, "<", "/dev/null") or die "open: $!"; print "first ", fileno($f), "\n"'
+want=$(/usr/bin/perl -e "$first")
+for l in "$S -n 2 -t 1" "$X -n 2 -w 1" "$S -n 2 -t 2"; do
+	# shellcheck disable=SC2086 # the launcher and its options are words
+	if expect "first fd ($l)" 0 $l /usr/bin/perl -e "$first" &&
+		[ "$(lines "^$want\$")" = 2 ]; then
+		ok "a ULP's first open gets the descriptor a process gets ($want), $l"
+	else
+		no "a ULP's first open gets the descriptor a process gets ($want), $l"
+	fi
+done
+
 finish integ-fdends
