@@ -43,7 +43,6 @@ struct status_server *status_open(void);
 /* Stop listening and remove the name. NULL is fine. */
 void status_close(struct status_server *s);
 
-
 /* The descriptors to poll and for what: at most 1 + STATUS_MAX_CLIENTS; returns how many. */
 int status_pollfds(const struct status_server *s, int *fds, short *events, int max);
 /* fd was ready: accept and answer (snapshot writes the text), or go on writing an answer. */
