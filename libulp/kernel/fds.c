@@ -114,6 +114,39 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 	}
 }
 
+int ulp_fd_owner(long fd)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *own = owners(&t, 0);
+
+	if (!own || fd < 3 || fd >= FD_LIMIT || fd >= atomic_load(&t->hi))
+		return 0;
+	return atomic_load_explicit(&own[fd], memory_order_relaxed);
+}
+
+void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *own = owners(&t, 0);
+	int32_t me = cb->pvid + 1, x;
+	long fd, top;
+
+	if (!own)
+		return;
+	top = atomic_load(&t->hi);
+	for (fd = lo < 3 ? 3 : lo; fd <= hi && fd < top; fd++) {
+		if (atomic_load_explicit(&own[fd], memory_order_relaxed) != me)
+			continue;
+		if (cloexec) {
+			sys(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC, 0, 0, 0);
+			continue;
+		}
+		x = me;
+		if (atomic_compare_exchange_strong(&own[fd], &x, 0))
+			sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	}
+}
+
 /* The descriptors an SCM_RIGHTS message brought (recvmsg, recvmmsg): the receiver's. The
  * kernel wrote msg_controllen; each header is checked to lie inside it. */
 void ulp_fd_own_cmsg(struct ulp_cb *cb, const struct msghdr *mh)

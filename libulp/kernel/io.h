@@ -83,6 +83,10 @@ struct ulp_fd_table *ulp_io_fd_table(void);
 void ulp_fd_own(struct ulp_cb *cb, long fd);
 void ulp_fd_disown(long lo, long hi);
 void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec);
+/* The ULP (pvid + 1) that made fd, 0: none recorded. */
+int ulp_fd_owner(long fd);
+/* Close (cloexec: mark close-on-exec) the descriptors in [lo, hi] that cb made. */
+void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec);
 /* The runtime's own descriptors go from PVAS_FD_HIGH up (fds.c; the ring from 900, io_ring.c). */
 int ulp_fd_high(int fd);
 struct msghdr;

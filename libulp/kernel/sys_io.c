@@ -4,6 +4,7 @@
  * parked on the task's io_uring (io_ring.c).
  */
 #include "io.h"
+#include "pvas.h"
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
@@ -47,6 +48,7 @@ long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long fd = s->a[0];
 	long r;
+	int owner;
 
 	if (fd >= 0 && fd <= 2) {
 		r = cb->std_closed & (1u << fd) ? -EBADF : 0;
@@ -55,6 +57,9 @@ long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
 	}
 	if (is_runtime_fd(cb, fd))
 		return -EBADF; /* the runtime's, not the program's */
+	owner = ulp_fd_owner(fd);
+	if (owner && owner != cb->pvid + 1)
+		return -EBADF; /* another ULP's, as another process's is not in this one's table */
 	ulp_fd_disown(fd, fd); /* before the number can be reused */
 	return ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
 }
@@ -81,6 +86,14 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 	if (last < 3)
 		return 0;
 	lo = first < 3 ? 3 : first;
+	/* The ULP's own descriptors, wherever they are; the others only when it is alone in its
+	 * task, and below the launcher's and the runtime's (PVAS_FD_HIGH): another ULP's are not
+	 * in its table (closing them failed that ULP: ulpexec's ranks share the launcher's). */
+	ulp_fd_range_owned(cb, lo, last, flags & CLOSE_RANGE_CLOEXEC);
+	if (ulp_proc_count_task(cb->region, ulp_proc_task(cb)) != 1 || lo >= PVAS_FD_HIGH)
+		return 0;
+	if (last >= PVAS_FD_HIGH)
+		last = PVAS_FD_HIGH - 1;
 	if (!(flags & CLOSE_RANGE_CLOEXEC))
 		ulp_fd_disown(lo, last);
 	runtime_fds(cb, fds);

@@ -181,4 +181,27 @@ for l in "$S -n 2 -t 1" "$X -n 2 -w 1" "$S -n 2 -t 2"; do
 	fi
 done
 
+# One ULP's close and close_range reach its own descriptors only: another ULP's are not in its
+# table, as another process's are not (they closed the other ULP's, which failed: ulpexec's ranks
+# share the launcher's table). Rank 0 opens a file and waits; rank 1 tries close() on rank 0's
+# number (EBADF) and close_range(3, ~0); rank 0 then still reads its file.
+cr_a='open(my $f, "<", $ARGV[0]) or die; open(my $r, ">", "$ARGV[1].r"); close $r;
+	sleep 0.05 until -e "$ARGV[1].c"; my $n = sysread($f, my $b, 16);
+	print "A ", (defined $n && $n > 0 ? "read ok" : "read failed: $!"), "\n"'
+cr_b='use POSIX; sleep 0.05 until -e "$ARGV[1].r"; my $fd = 3;
+	print "B close ", (defined POSIX::close($fd) ? "closed" : $!{EBADF} ? "EBADF" : "error $!"), "\n";
+	print "B close_range ", syscall(436, 3, 0xffffffff, 0), "\n"; open(my $c, ">", "$ARGV[1].c"); close $c'
+for l in "$X -n 1 -w 2" "$S -t 1 -w 2 -n 1"; do
+	rm -f "$T/cr.r" "$T/cr.c"
+	# shellcheck disable=SC2086 # the launcher and its options are words
+	if expect "close_range ($l)" 0 $l /usr/bin/perl -e "$cr_a" /etc/hostname "$T/cr" : -n 1 \
+		/usr/bin/perl -e "$cr_b" /etc/hostname "$T/cr" &&
+		[ "$(lines '^A read ok$')" = 1 ] && [ "$(lines '^B close EBADF$')" = 1 ] &&
+		[ "$(lines '^B close_range 0$')" = 1 ]; then
+		ok "close and close_range of one ULP leave another ULP's descriptor open ($l)"
+	else
+		no "close and close_range of one ULP leave another ULP's descriptor open ($l)"
+	fi
+done
+
 finish integ-fdends
