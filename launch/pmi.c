@@ -8,6 +8,7 @@
  * put + barrier_in + get, finalize; MPI_Abort sends "cmd=abort exitcode=N" and waits for death.
  */
 #include "pmi.h"
+#include "pvas.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -409,12 +410,20 @@ void launch_pmi_destroy(struct launch_pmi *p)
 
 int launch_pmi_open(struct launch_pmi *p, int rank)
 {
-	int sv[2];
+	int sv[2], fd;
 
 	if (rank < 0 || rank >= p->n || p->c[rank].sfd >= 0 || p->c[rank].cfd >= 0)
 		return -EINVAL;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		return -errno;
+	/* The server's end stays in the launcher, so in the tasks made later: out of the numbers
+	 * their ULPs' first opens get (include/pvas.h, PVAS_FD_HIGH; this file is also linked
+	 * without libulp, so no pvas_fd_high) */
+	fd = fcntl(sv[0], F_DUPFD_CLOEXEC, PVAS_FD_HIGH);
+	if (fd >= 0) {
+		close(sv[0]);
+		sv[0] = fd;
+	}
 	p->c[rank].sfd = sv[0];
 	p->c[rank].cfd = sv[1];
 	return 0;
