@@ -171,10 +171,14 @@ done
 # in dash met the runtime's eventfd.
 first='open(my $f, "<", "/dev/null") or die "open: $!"; print "first ", fileno($f), "\n"'
 want=$(/usr/bin/perl -e "$first")
-for l in "$S -n 2 -t 1" "$X -n 2 -w 1" "$S -n 2 -t 2"; do
+# One ULP per descriptor table: two ULPs sharing one may open at the same time and get 3 and 4,
+# as two threads of a process do.
+for l in "$S -n 1 -t 1" "$X -n 1 -w 1" "$S -n 2 -t 2"; do
+	n=${l#*-n }
+	n=${n%% *}
 	# shellcheck disable=SC2086 # the launcher and its options are words
 	if expect "first fd ($l)" 0 $l /usr/bin/perl -e "$first" &&
-		[ "$(lines "^$want\$")" = 2 ]; then
+		[ "$(lines "^$want\$")" = "$n" ]; then
 		ok "a ULP's first open gets the descriptor a process gets ($want), $l"
 	else
 		no "a ULP's first open gets the descriptor a process gets ($want), $l"
