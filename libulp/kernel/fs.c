@@ -59,8 +59,9 @@ static void load(struct ulp_io_worker *iw, const struct ulp_cb *cb)
 		char path[64];
 
 		iw->fs_known = 0;
-		ulp_ident_cwd_path(cb, path);
-		if ((cb->pid && go(cb, path)) || go(cb, cb->cwd)) {
+		if ((cb->pid && !ulp_ident_proc_path(cb, "cwd", path, sizeof(path)) &&
+		     go(cb, path)) ||
+		    go(cb, cb->cwd)) {
 			iw->cwd_dev = cb->cwd_dev;
 			iw->cwd_ino = cb->cwd_ino;
 			iw->fs_known = 1;

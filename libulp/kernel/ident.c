@@ -161,9 +161,21 @@ static void cwd_path(char *buf, int pid, int tid)
 	buf[i] = 0;
 }
 
-void ulp_ident_cwd_path(const struct ulp_cb *cb, char *buf)
+int ulp_ident_proc_path(const struct ulp_cb *cb, const char *rest, char *buf, size_t len)
 {
-	cwd_path(buf, cb->pid, 0);
+	size_t n = 0;
+	int i = 0;
+
+	while (rest[n])
+		n++;
+	if (n + sizeof("/proc//") + 20 > len) /* 20: the most digits a pid takes */
+		return -ENAMETOOLONG;
+	put_str(buf, &i, "/proc/");
+	put_num(buf, &i, cb->pid);
+	buf[i++] = '/';
+	put_str(buf, &i, rest);
+	buf[i] = 0;
+	return 0;
 }
 
 /* Go where the ULP's worker thread is (fs.c asked, and waits on fs_done). */

@@ -279,28 +279,37 @@ long ulp_sys_times(struct ulp_cb *cb, struct ulp_sys *s)
 
 /* ---- /proc/self/exe, cwd, cmdline, environ ---- */
 
-/* 1: "/proc/self/NAME", "/proc/thread-self/NAME" or "/proc/PID/NAME" with PID the ULP's own, or
- * its task's when task is not 0. */
-static int self_file(const struct ulp_cb *cb, const char *p, const char *name, long task)
+/* What follows "/proc/self/", "/proc/thread-self/" or "/proc/PID/" in p, PID the ULP's own or its
+ * task's when task is not 0, else NULL; *by_self (may be NULL): whether it said self or
+ * thread-self. */
+static const char *self_rest(const struct ulp_cb *cb, const char *p, long task, int *by_self)
 {
 	long pid = 0;
 
+	if (by_self)
+		*by_self = 1;
 	if (strncmp(p, "/proc/", 6) != 0)
-		return 0;
+		return NULL;
 	p += 6;
-	if (!strncmp(p, "self/", 5)) {
-		p += 5;
-	} else if (!strncmp(p, "thread-self/", 12)) {
-		p += 12;
-	} else {
-		if (*p < '1' || *p > '9')
-			return 0;
-		while (*p >= '0' && *p <= '9')
-			pid = pid * 10 + (*p++ - '0');
-		if ((pid != cb->pid && pid != task) || *p++ != '/')
-			return 0;
-	}
-	return !strcmp(p, name);
+	if (!strncmp(p, "self/", 5))
+		return p + 5;
+	if (!strncmp(p, "thread-self/", 12))
+		return p + 12;
+	if (by_self)
+		*by_self = 0;
+	if (*p < '1' || *p > '9')
+		return NULL;
+	while (*p >= '0' && *p <= '9')
+		pid = pid * 10 + (*p++ - '0');
+	return (pid == cb->pid || pid == task) && *p == '/' ? p + 1 : NULL;
+}
+
+/* 1: "/proc/self/NAME", "/proc/thread-self/NAME" or "/proc/PID/NAME" (self_rest). */
+static int self_file(const struct ulp_cb *cb, const char *p, const char *name, long task)
+{
+	const char *rest = self_rest(cb, p, task, NULL);
+
+	return rest && !strcmp(rest, name);
 }
 
 /*
@@ -309,34 +318,20 @@ static int self_file(const struct ulp_cb *cb, const char *p, const char *name, l
  * /proc/PID instead (ident.c), which is the ULP's pid and program name (status, stat), directory
  * (cwd), address space (maps) and descriptor table (fd, fdinfo), as the kernel's are a process's.
  * Its per-process counters are the placeholder's, not the ULP's (docs/syscalls.md, "Process
- * id"). 0: not such a path, or no placeholder.
+ * id"). 0: not such a path (/proc/PID of its own pid is the placeholder's already), or no
+ * placeholder.
  */
 static int self_elsewhere(const struct ulp_cb *cb, const char *path, int flags, long *ret)
 {
-	char buf[4096], digits[12];
+	char buf[4096];
 	const char *rest;
-	size_t n = 6, k = 0, len;
-	unsigned v;
+	int by_self;
 
 	if (cb->pid <= 0)
 		return 0;
-	if (!strncmp(path, "/proc/self/", 11))
-		rest = path + 11;
-	else if (!strncmp(path, "/proc/thread-self/", 18))
-		rest = path + 18;
-	else
+	rest = self_rest(cb, path, 0, &by_self);
+	if (!rest || !by_self || ulp_ident_proc_path(cb, rest, buf, sizeof(buf)))
 		return 0;
-	/* "/proc/PID/REST", without libc's printf: this runs with the ULP's TLS loaded */
-	for (v = (unsigned)cb->pid; v; v /= 10)
-		digits[k++] = (char)('0' + v % 10);
-	len = strlen(rest);
-	if (6 + k + 1 + len + 1 > sizeof(buf))
-		return 0;
-	memcpy(buf, "/proc/", 6);
-	while (k)
-		buf[n++] = digits[--k];
-	buf[n++] = '/';
-	memcpy(buf + n, rest, len + 1);
 	*ret = ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)buf, flags, 0, 0, 0);
 	return 1;
 }

@@ -105,8 +105,9 @@ int ulp_ident_is_placeholder(int pid);
 void ulp_ident_exec(struct ulp_cb *cb);
 /* The ULP's worker has gone to its new directory: its placeholder follows (fs.c). */
 void ulp_ident_follow_cwd(struct ulp_cb *cb);
-/* "/proc/PID/cwd" of cb's placeholder (PID its own) into buf, 64 bytes: its directory (fs.c). */
-void ulp_ident_cwd_path(const struct ulp_cb *cb, char *buf);
+/* "/proc/PID/REST" of cb's placeholder (PID its own) into buf of len bytes, without libc: its
+ * directory (fs.c: "cwd"), its /proc/self files (sys_proc.c). 0, or -ENAMETOOLONG. */
+int ulp_ident_proc_path(const struct ulp_cb *cb, const char *rest, char *buf, size_t len);
 long ulp_ident_child_ppid(const struct ulp_cb *cb);
 
 /* Signals whose default action ends the process, as bits (bit sig-1). */
