@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -158,9 +160,21 @@ int pvas_wait_stats(pvd_t pvd, int pvid, int *status, struct pvas_ulp_stats *st)
  * copy of the launcher's descriptor table, so what it opened before (a signalfd, a socket) sits
  * where the ULPs' first opens should land (3, 4...: `exec 3>file`, socket activation). libulp
  * puts its own there too. Returns the new descriptor, or fd itself where RLIMIT_NOFILE is lower;
- * fd < 0 is returned as is, so the call can wrap the one that opens it. */
+ * fd < 0 is returned as is, so the call can wrap the one that opens it. Inline: launch/'s
+ * status and PMI code, linked into tools without libulp (ulps), use it too. */
 #define PVAS_FD_HIGH 800
-int pvas_fd_high(int fd);
+static inline int pvas_fd_high(int fd)
+{
+	int hi;
+
+	if (fd < 0 || fd >= PVAS_FD_HIGH)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, PVAS_FD_HIGH);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
 
 /* The message of the last failed call in this thread ("file: reason"). */
 const char *pvas_errmsg(void);

@@ -410,21 +410,15 @@ void launch_pmi_destroy(struct launch_pmi *p)
 
 int launch_pmi_open(struct launch_pmi *p, int rank)
 {
-	int sv[2], fd;
+	int sv[2];
 
 	if (rank < 0 || rank >= p->n || p->c[rank].sfd >= 0 || p->c[rank].cfd >= 0)
 		return -EINVAL;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		return -errno;
 	/* The server's end stays in the launcher, so in the tasks made later: out of the numbers
-	 * their ULPs' first opens get (include/pvas.h, PVAS_FD_HIGH; this file is also linked
-	 * without libulp, so no pvas_fd_high) */
-	fd = fcntl(sv[0], F_DUPFD_CLOEXEC, PVAS_FD_HIGH);
-	if (fd >= 0) {
-		close(sv[0]);
-		sv[0] = fd;
-	}
-	p->c[rank].sfd = sv[0];
+	 * their ULPs' first opens get */
+	p->c[rank].sfd = pvas_fd_high(sv[0]);
 	p->c[rank].cfd = sv[1];
 	return 0;
 }

@@ -93,13 +93,8 @@ struct status_server *status_open(void)
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->lfd < 0)
 		goto fail;
-	/* out of the numbers the ULPs' first opens get (pvas.h, pvas_fd_high: ulps, which links
-	 * this file, has no libulp) */
-	i = fcntl(s->lfd, F_DUPFD_CLOEXEC, PVAS_FD_HIGH);
-	if (i >= 0) {
-		close(s->lfd);
-		s->lfd = i;
-	}
+	/* out of the numbers the ULPs' first opens get */
+	s->lfd = pvas_fd_high(s->lfd);
 	unlink(s->path); /* a name left by an earlier process with our PID, killed */
 	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(s->lfd, 8) != 0) {
 		close(s->lfd);

@@ -251,8 +251,8 @@ int pvas_create_attr(pvd_t *pvd, const struct pvas_attr *attr)
 	ulp_proc_set_exec(pv->region, guest_exec);
 	pv->region->host_post = host_post;
 	/* Created before any task, so every task has it at the same number. */
-	pv->end_efd = ulp_fd_high(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-	pv->epfd = ulp_fd_high(epoll_create1(EPOLL_CLOEXEC));
+	pv->end_efd = pvas_fd_high(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+	pv->epfd = pvas_fd_high(epoll_create1(EPOLL_CLOEXEC));
 	if (pv->end_efd < 0 || pv->epfd < 0 ||
 	    epoll_ctl(pv->epfd, EPOLL_CTL_ADD, pv->end_efd,
 		      &(struct epoll_event){.events = EPOLLIN, .data.fd = -1}) != 0) {
@@ -537,7 +537,7 @@ static pid_t start_task(struct pvas *pv, const struct pvas_task_attr *attr, stru
 		return rc;
 	}
 	/* The event loop learns of the task's end through its pidfd. */
-	t->pidfd = ulp_fd_high((int)syscall(SYS_pidfd_open, t->pid, 0)); /* tasks to come copy it */
+	t->pidfd = pvas_fd_high((int)syscall(SYS_pidfd_open, t->pid, 0)); /* tasks to come copy it */
 	if (t->pidfd >= 0 &&
 	    epoll_ctl(pv->epfd, EPOLL_CTL_ADD, t->pidfd,
 		      &(struct epoll_event){.events = EPOLLIN, .data.fd = t->pidfd}) != 0) {
@@ -811,9 +811,4 @@ static void fill_stats(struct ulp_cb *cb, int pvid, struct pvas_ulp_stats *st)
 	if (st->ended)
 		ulp_proc_describe(cb, st->how, sizeof(st->how));
 	snprintf(st->path, sizeof(st->path), "%s", cb->path);
-}
-
-int pvas_fd_high(int fd)
-{
-	return ulp_fd_high(fd);
 }

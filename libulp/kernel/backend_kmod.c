@@ -6,7 +6,7 @@
  * partitions, so the module frees them all if it dies.
  */
 #include "backend.h"
-#include "io.h"
+#include "pvas.h"
 #include "proc.h"
 
 #include <errno.h>
@@ -49,7 +49,7 @@ static int kmod_open(struct pvas_region *r)
 	close(dev);
 	if (c.count < r->nparts)
 		r->nparts = c.count;
-	r->backend_fd = ulp_fd_high(fd);
+	r->backend_fd = pvas_fd_high(fd);
 	return 0;
 }
 

@@ -18,11 +18,9 @@
  * own io_uring is outside what the runtime sees (docs/syscalls.md says so).
  */
 #include "io.h"
-#include "pvas.h"
 #include "syscall.h"
 
 #include <fcntl.h>
-#include <unistd.h>
 #include <linux/bpf.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -236,26 +234,4 @@ long ulp_sys_fd_pair(struct ulp_cb *cb, struct ulp_sys *s)
 		ulp_fd_own(cb, fds[1]);
 	}
 	return r;
-}
-
-/*
- * The launcher's and the runtime's own descriptors (the end-of-ULP eventfd, the event loop's
- * epoll, /dev/pvas, the exit program's memfd; launch/ moves its signalfd and status socket the
- * same way) live from PVAS_FD_HIGH up (include/pvas.h), out of the numbers a program's first
- * opens get and that programs count on (`exec 3>file`, socket activation's 3): a task is a copy
- * of the launcher's table, so a ULP's first open returned 8 and its `exec 4>file` met the
- * runtime's eventfd. fd moved there (close-on-exec), or left where it is when RLIMIT_NOFILE
- * forbids. Host side, with libc.
- */
-int ulp_fd_high(int fd)
-{
-	int hi;
-
-	if (fd < 0 || fd >= PVAS_FD_HIGH)
-		return fd;
-	hi = fcntl(fd, F_DUPFD_CLOEXEC, PVAS_FD_HIGH);
-	if (hi < 0)
-		return fd;
-	close(fd);
-	return hi;
 }

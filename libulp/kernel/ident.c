@@ -34,7 +34,7 @@
  * /proc/PID/fd and process_vm_readv would not be the ULP's (MPICH over UCX then fails in
  * MPI_Init: tried). Cost: docs/syscalls.md.
  */
-#include "io.h"
+#include "pvas.h"
 #include "ulp_signal.h"
 
 #include "syscall.h"
@@ -310,7 +310,7 @@ static void exit_program(void)
 {
 	unsigned char elf[256];
 	size_t n = ulp_arch_exit_elf(elf, sizeof(elf));
-	int fd = n ? ulp_fd_high(memfd_create("ulp-exit", MFD_CLOEXEC)) : -1;
+	int fd = n ? pvas_fd_high(memfd_create("ulp-exit", MFD_CLOEXEC)) : -1;
 
 	if (fd < 0)
 		return;

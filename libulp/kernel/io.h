@@ -87,8 +87,6 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec);
 int ulp_fd_owner(long fd);
 /* Close (cloexec: mark close-on-exec) the descriptors in [lo, hi] that cb made. */
 void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec);
-/* The runtime's own descriptors go from PVAS_FD_HIGH up (fds.c; the ring from 900, io_ring.c). */
-int ulp_fd_high(int fd);
 struct msghdr;
 void ulp_fd_own_cmsg(struct ulp_cb *cb, const struct msghdr *mh);
 /* w's per-worker state; NULL before its instance has one. */
