@@ -537,7 +537,8 @@ static pid_t start_task(struct pvas *pv, const struct pvas_task_attr *attr, stru
 		return rc;
 	}
 	/* The event loop learns of the task's end through its pidfd. */
-	t->pidfd = pvas_fd_high((int)syscall(SYS_pidfd_open, t->pid, 0)); /* tasks to come copy it */
+	/* tasks made later copy it: out of their ULPs' first numbers */
+	t->pidfd = pvas_fd_high((int)syscall(SYS_pidfd_open, t->pid, 0));
 	if (t->pidfd >= 0 &&
 	    epoll_ctl(pv->epfd, EPOLL_CTL_ADD, t->pidfd,
 		      &(struct epoll_event){.events = EPOLLIN, .data.fd = t->pidfd}) != 0) {
