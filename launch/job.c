@@ -801,26 +801,38 @@ static void pmi_close_task(struct job *j, long k)
 		launch_pmi_close_client(j->pmi, (int)r);
 }
 
-/* env plus PMI_FD, PMI_RANK, PMI_SIZE, MPI_LOCALNRANKS, MPI_LOCALRANKID, PMI_SPAWNED. */
-static char **with_pmi(struct job *j, long r, char **env)
+/* env with n more variables at its end (env is freed when that fails: NULL). */
+static char **env_append(char **env, char *const vars[], size_t n)
 {
-	static char buf[256];
-	char *vars[6], **out;
-	size_t n = 0;
-	int i, nv;
+	size_t k = 0, i;
+	char **out;
 
-	nv = launch_pmi_env(j->pmi, (int)r, j->pmi_fd[r], buf, sizeof(buf), vars);
-	while (env[n])
-		n++;
-	out = realloc(env, (n + (size_t)nv + 1) * sizeof(*out));
+	while (env[k])
+		k++;
+	out = realloc(env, (k + n + 1) * sizeof(*out));
 	if (!out) {
 		free(env);
 		return NULL;
 	}
-	for (i = 0; i < nv; i++)
-		out[n++] = vars[i];
-	out[n] = NULL;
+	for (i = 0; i < n; i++)
+		out[k++] = vars[i];
+	out[k] = NULL;
 	return out;
+}
+
+/* env plus PMI_FD, PMI_RANK, PMI_SIZE, MPI_LOCALNRANKS, MPI_LOCALRANKID, PMI_SPAWNED. */
+static char **with_pmi(struct job *j, long r, char **env)
+{
+	static char buf[256];
+	char *vars[6];
+	int nv;
+
+	nv = launch_pmi_env(j->pmi, (int)r, j->pmi_fd[r], buf, sizeof(buf), vars);
+	if (nv < 0) { /* the buffer is too small: never without the variables */
+		free(env);
+		return NULL;
+	}
+	return env_append(env, vars, (size_t)nv);
 }
 
 /*
@@ -874,8 +886,8 @@ found:
 static char **with_preload(const char *lib, char **env)
 {
 	static char var[8192];
+	char *vars[1] = {var};
 	size_t i;
-	char **out;
 
 	for (i = 0; env[i] && strncmp(env[i], "LD_PRELOAD=", 11); i++)
 		;
@@ -886,18 +898,10 @@ static char **with_preload(const char *lib, char **env)
 	} else {
 		snprintf(var, sizeof(var), "LD_PRELOAD=%s", lib);
 	}
-	if (env[i]) {
-		env[i] = var;
-		return env;
-	}
-	out = realloc(env, (i + 2) * sizeof(*out));
-	if (!out) {
-		free(env);
-		return NULL;
-	}
-	out[i] = var;
-	out[i + 1] = NULL;
-	return out;
+	if (!env[i])
+		return env_append(env, vars, 1);
+	env[i] = var;
+	return env;
 }
 
 int job_run(struct job_opts *o, struct segment *segs, int nsegs)
