@@ -2,8 +2,6 @@
 /*
  * aarch64 (AAPCS64, Linux): the TLS register is tpidr_el0, which user space reads and writes
  * directly (mrs/msr), so loading a ULP's TLS costs no system call.
- * ulp_arch_syscall has sparc64's shape but none of its registers, trap, outputs or clobbers: an
- * architecture parallel that no shared code can express, kept apart on purpose.
  */
 #ifndef ULP_ARCH_IMPL_H
 #define ULP_ARCH_IMPL_H
@@ -46,6 +44,7 @@
 /* No register left for the runtime (x18 is an ordinary temporary on Linux, GCC allocates it;
  * tpidr_el0 is libc's TLS pointer): the self pointer is a __thread variable (self_tls.h). */
 #include "user_tp.h"
+#include "syscall_regs.h"
 
 static inline void ulp_arch_relax(void)
 {
@@ -56,18 +55,13 @@ static inline void ulp_arch_relax(void)
  * every register but x0. */
 static inline long ulp_arch_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
-	register long x8 __asm__("x8") = nr;
-	register long x0 __asm__("x0") = a1;
-	register long x1 __asm__("x1") = a2;
-	register long x2 __asm__("x2") = a3;
-	register long x3 __asm__("x3") = a4;
-	register long x4 __asm__("x4") = a5;
-	register long x5 __asm__("x5") = a6;
+	ULP_ARCH_SYSCALL_REGS("x8", "x0", "x1", "x2", "x3", "x4", "x5");
 	__asm__ volatile("svc #0"
-			 : "+r"(x0)
-			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "+r"(ulp_sc_a1)
+			 : "r"(ulp_sc_nr), "r"(ulp_sc_a2), "r"(ulp_sc_a3), "r"(ulp_sc_a4),
+			   "r"(ulp_sc_a5), "r"(ulp_sc_a6)
 			 : "memory");
-	return x0;
+	return ulp_sc_a1;
 }
 #endif /* !__ASSEMBLER__ */
 

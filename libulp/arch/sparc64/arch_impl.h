@@ -3,8 +3,6 @@
  * sparc64 (SPARC V9, 64-bit ABI, Linux): the TLS register is %g7, which user space writes
  * directly, so loading a ULP's TLS costs no system call. Nothing but ulp_arch_tls_set writes %g7;
  * the switch leaves it alone (the scheduler decides which TLS a worker runs on).
- * ulp_arch_syscall has aarch64's shape but none of its registers, trap, outputs or clobbers: an
- * architecture parallel that no shared code can express, kept apart on purpose.
  */
 #ifndef ULP_ARCH_IMPL_H
 #define ULP_ARCH_IMPL_H
@@ -38,6 +36,7 @@
 /* No register left for the runtime (%g6/%g7 belong to the system and libc, GCC allocates %g1-%g5):
  * the self pointer is a __thread variable (self_tls.h). */
 #include "user_tp.h"
+#include "syscall_regs.h"
 
 static inline void ulp_arch_relax(void)
 {
@@ -66,22 +65,16 @@ static inline void ulp_arch_relax(void)
  */
 static inline long ulp_arch_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
-	register long g1 __asm__("g1") = nr;
-	register long o0 __asm__("o0") = a1;
-	register long o1 __asm__("o1") = a2;
-	register long o2 __asm__("o2") = a3;
-	register long o3 __asm__("o3") = a4;
-	register long o4 __asm__("o4") = a5;
-	register long o5 __asm__("o5") = a6;
+	ULP_ARCH_SYSCALL_REGS("g1", "o0", "o1", "o2", "o3", "o4", "o5");
 	__asm__ volatile("ta 0x6d\n\t"
 			 "bcc,pt %%xcc, 1f\n\t"
 			 " nop\n\t"
 			 "sub %%g0, %%o0, %%o0\n"
 			 "1:"
-			 : "+r"(o0), "+r"(o1), "+r"(g1)
-			 : "r"(o2), "r"(o3), "r"(o4), "r"(o5)
+			 : "+r"(ulp_sc_a1), "+r"(ulp_sc_a2), "+r"(ulp_sc_nr)
+			 : "r"(ulp_sc_a3), "r"(ulp_sc_a4), "r"(ulp_sc_a5), "r"(ulp_sc_a6)
 			 : ULP_SPARC_SYSCALL_CLOBBERS);
-	return o0;
+	return ulp_sc_a1;
 }
 #endif /* !__ASSEMBLER__ */
 

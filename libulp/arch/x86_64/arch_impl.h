@@ -88,7 +88,9 @@ static inline void ulp_arch_relax(void)
 	__asm__ volatile("pause" ::: "memory");
 }
 
-/* Raw system call: returns -errno on failure and never touches errno (TLS). */
+/* Raw system call: returns -errno on failure and never touches errno (TLS). The constraint letters
+ * name rax, rdi, rsi and rdx; only r10, r8 and r9 need binding (syscall_regs.h binds all seven
+ * where an arch has no letters). */
 static inline long ulp_arch_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	long ret;
