@@ -25,6 +25,7 @@
  *    1: lea 128(%rsp),%rsp; jmp site+2
  */
 #include "fast_find.h"
+#include "gregs.h"
 #include "insn.h"
 #include "../arch.h"
 
@@ -91,20 +92,8 @@ static void frame_to_uc(const struct ulp_fast_frame *f, uint64_t pc, void *xsave
 
 	memset(uc, 0, offsetof(ucontext_t, uc_mcontext.fpregs));
 	memset(&uc->uc_sigmask, 0, sizeof(uc->uc_sigmask));
-	g[REG_R8] = (greg_t)f->r8;
-	g[REG_R9] = (greg_t)f->r9;
-	g[REG_R10] = (greg_t)f->r10;
+	ULP_X86_GREGS_TO_UC(f, g);
 	g[REG_R11] = (greg_t)f->r11;
-	g[REG_R12] = (greg_t)f->r12;
-	g[REG_R13] = (greg_t)f->r13;
-	g[REG_R14] = (greg_t)f->r14;
-	g[REG_R15] = (greg_t)f->r15;
-	g[REG_RDI] = (greg_t)f->rdi;
-	g[REG_RSI] = (greg_t)f->rsi;
-	g[REG_RBP] = (greg_t)f->rbp;
-	g[REG_RBX] = (greg_t)f->rbx;
-	g[REG_RDX] = (greg_t)f->rdx;
-	g[REG_RAX] = (greg_t)f->rax;
 	g[REG_RCX] = (greg_t)f->rcx;
 	g[REG_RSP] = (greg_t)((uintptr_t)f + FRAME_TO_SP);
 	g[REG_RIP] = (greg_t)pc;
@@ -117,19 +106,7 @@ static void uc_to_frame(const ucontext_t *uc, struct ulp_fast_frame *f)
 {
 	const greg_t *g = uc->uc_mcontext.gregs;
 
-	f->r8 = (uint64_t)g[REG_R8];
-	f->r9 = (uint64_t)g[REG_R9];
-	f->r10 = (uint64_t)g[REG_R10];
-	f->r12 = (uint64_t)g[REG_R12];
-	f->r13 = (uint64_t)g[REG_R13];
-	f->r14 = (uint64_t)g[REG_R14];
-	f->r15 = (uint64_t)g[REG_R15];
-	f->rdi = (uint64_t)g[REG_RDI];
-	f->rsi = (uint64_t)g[REG_RSI];
-	f->rbp = (uint64_t)g[REG_RBP];
-	f->rbx = (uint64_t)g[REG_RBX];
-	f->rdx = (uint64_t)g[REG_RDX];
-	f->rax = (uint64_t)g[REG_RAX];
+	ULP_X86_GREGS_FROM_UC(f, g);
 }
 
 int ulp_arch_fast_dispatch(struct ulp_fast_frame *f, void *xsave)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* x86_64 pieces of the syscall trap: where a signal context keeps the syscall and the pc. */
 #include "../arch.h"
+#include "gregs.h"
 
 #include <linux/audit.h>
 #include <stddef.h>
@@ -53,22 +54,10 @@ void ulp_arch_regs_from_trap(struct ulp_arch_regs *r, const void *ucv)
 	const ucontext_t *uc = ucv;
 	const greg_t *g = uc->uc_mcontext.gregs;
 
-	r->rax = (uint64_t)g[REG_RAX];
-	r->rbx = (uint64_t)g[REG_RBX];
+	ULP_X86_GREGS_FROM_UC(r, g);
 	r->rcx = (uint64_t)g[REG_RCX];
-	r->rdx = (uint64_t)g[REG_RDX];
-	r->rsi = (uint64_t)g[REG_RSI];
-	r->rdi = (uint64_t)g[REG_RDI];
-	r->rbp = (uint64_t)g[REG_RBP];
-	r->rsp = (uint64_t)g[REG_RSP];
-	r->r8 = (uint64_t)g[REG_R8];
-	r->r9 = (uint64_t)g[REG_R9];
-	r->r10 = (uint64_t)g[REG_R10];
 	r->r11 = (uint64_t)g[REG_R11];
-	r->r12 = (uint64_t)g[REG_R12];
-	r->r13 = (uint64_t)g[REG_R13];
-	r->r14 = (uint64_t)g[REG_R14];
-	r->r15 = (uint64_t)g[REG_R15];
+	r->rsp = (uint64_t)g[REG_RSP];
 	r->rip = (uint64_t)g[REG_RIP];
 	/* Only the flags user code may set: popfq in user mode ignores the rest anyway. */
 	r->rflags = (uint64_t)g[REG_EFL] & 0x8d5;
