@@ -212,15 +212,79 @@ static const struct ulp_sys_arg_trap *arg_trap(unsigned nr)
 	return NULL;
 }
 
+#define FILTER_MAX (48 + 4 * ULP_SYS_NR_MAX + 8 * ULP_SYS_ARG_TRAP_MAX)
+#define LEAF_NRS 4 /* numbers tested one by one at the end of a search */
+
+struct filter {
+	struct sock_filter f[FILTER_MAX];
+	unsigned n;
+};
+
+static void put(struct filter *fl, uint16_t code, uint32_t k, uint8_t jt, uint8_t jf)
+{
+	fl->f[fl->n++] = (struct sock_filter){code, jt, jf, k};
+}
+
+/* A leaf of the search: nrs[0..n), the syscall number in the accumulator. */
+static void put_leaf(struct filter *fl, const unsigned *nrs, unsigned n)
+{
+	unsigned i, k;
+
+	for (i = 0; i < n; i++) {
+		const struct ulp_sys_arg_trap *at = arg_trap(nrs[i]);
+
+		if (!at) {
+			put(fl, BPF_JMP | BPF_JEQ | BPF_K, nrs[i], 0, 1);
+			put(fl, BPF_RET | BPF_K, SECCOMP_RET_TRAP, 0, 0);
+			continue;
+		}
+		/* trapped for some values of its second argument: the call is decided here */
+		put(fl, BPF_JMP | BPF_JEQ | BPF_K, nrs[i], 0, (uint8_t)(at->n + 3));
+		put(fl, BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_ARG1_LO, 0, 0);
+		for (k = 0; k < at->n; k++)
+			put(fl, BPF_JMP | BPF_JEQ | BPF_K, at->val[k], (uint8_t)(at->n - k), 0);
+		put(fl, BPF_RET | BPF_K, SECCOMP_RET_ALLOW, 0, 0);
+		put(fl, BPF_RET | BPF_K, SECCOMP_RET_TRAP, 0, 0);
+	}
+	put(fl, BPF_RET | BPF_K, SECCOMP_RET_ALLOW, 0, 0);
+}
+
+/*
+ * A binary search over the trapped numbers nrs[0..n) (ascending): every system call of the
+ * region's code runs the filter, the untrapped ones too, and a linear test of the ~150 numbers
+ * cost them 3% of the CPU time of 64 MPI ranks starting (docs/benchmarks.md). The jump to the
+ * upper half is a BPF_JA, whose offset is 32 bits: any table size fits.
+ */
+static void put_search(struct filter *fl, const unsigned *nrs, unsigned n)
+{
+	unsigned half = n / 2, ja;
+
+	if (n <= LEAF_NRS) {
+		put_leaf(fl, nrs, n);
+		return;
+	}
+	put(fl, BPF_JMP | BPF_JGE | BPF_K, nrs[half], 0, 1);
+	ja = fl->n;
+	put(fl, BPF_JMP | BPF_JA, 0, 0, 0);
+	put_search(fl, nrs, half);
+	fl->f[ja].k = fl->n - ja - 1;
+	put_search(fl, nrs + half, n - half);
+}
+
 static int install_filter(struct pvas_region *r)
 {
-	struct sock_filter f[32 + 2 * ULP_SYS_NR_MAX + 8 * ULP_SYS_ARG_TRAP_MAX];
-	unsigned n = 0, i;
+	static struct filter fl; /* once, before any task exists */
+	unsigned nrs[ULP_SYS_NR_MAX], nnr = 0, i;
 	uint32_t lo_hi = (uint32_t)(r->base >> 32), hi_hi = (uint32_t)((r->base + r->size) >> 32);
 	struct sock_fprog prog;
 
-#define STMT(c, k) (f[n++] = (struct sock_filter)BPF_STMT(c, k))
-#define JUMP(c, k, t, e) (f[n++] = (struct sock_filter)BPF_JUMP(c, k, t, e))
+	/* The trapped set is the dispatch table's: one source of truth. */
+	for (i = 0; i < ULP_SYS_NR_MAX; i++)
+		if (ulp_sys_table[i])
+			nrs[nnr++] = i;
+	fl.n = 0;
+#define STMT(c, k) put(&fl, c, k, 0, 0)
+#define JUMP(c, k, t, e) put(&fl, c, k, t, e)
 	STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
 	JUMP(BPF_JMP | BPF_JEQ | BPF_K, ulp_arch_audit(), 1, 0);
 	STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
@@ -254,31 +318,11 @@ static int install_filter(struct pvas_region *r)
 		JUMP(BPF_JMP | BPF_JSET | BPF_K, ULP_ARCH_SYS_NR_FOREIGN, 0, 1);
 		STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
 	}
-	/* The trapped set is the dispatch table's: one source of truth. */
-	for (i = 0; i < ULP_SYS_NR_MAX; i++) {
-		const struct ulp_sys_arg_trap *at = arg_trap(i);
-		unsigned k;
-
-		if (!ulp_sys_table[i])
-			continue;
-		if (!at) {
-			JUMP(BPF_JMP | BPF_JEQ | BPF_K, i, 0, 1);
-			STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
-			continue;
-		}
-		/* trapped for some values of its second argument: the call is decided here */
-		JUMP(BPF_JMP | BPF_JEQ | BPF_K, i, 0, (uint8_t)(at->n + 3));
-		STMT(BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_ARG1_LO);
-		for (k = 0; k < at->n; k++)
-			JUMP(BPF_JMP | BPF_JEQ | BPF_K, at->val[k], (uint8_t)(at->n - k), 0);
-		STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-		STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
-	}
-	STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 #undef STMT
 #undef JUMP
-	prog.len = (unsigned short)n;
-	prog.filter = f;
+	put_search(&fl, nrs, nnr);
+	prog.len = (unsigned short)fl.n;
+	prog.filter = fl.f;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return -errno;
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
