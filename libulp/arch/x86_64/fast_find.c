@@ -41,14 +41,49 @@ static int obj_readable(const struct ulp_x86_obj *o, uintptr_t p, size_t n)
 
 #define SCAN_BATCH 256
 
+/* The object whose ELF header is at eh (a readable page), if its executable segment holds site:
+ * 0, -ENOEXEC (not a header of ours), -ENOENT (another object's). */
+static int obj_at(uintptr_t eh_at, uintptr_t site, struct ulp_x86_obj *o)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)eh_at;
+	unsigned k;
+
+	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > 4096 ||
+	    eh->e_phnum > (4096 - eh->e_phoff) / sizeof(Elf64_Phdr))
+		return -ENOEXEC;
+	o->ph = (const Elf64_Phdr *)((uintptr_t)eh + eh->e_phoff);
+	o->phnum = eh->e_phnum;
+	o->bias = 0;
+	for (k = 0; k < o->phnum; k++)
+		if (o->ph[k].p_type == PT_LOAD && o->ph[k].p_offset == 0) {
+			o->bias = (uintptr_t)eh - o->ph[k].p_vaddr;
+			break;
+		}
+	if (k == o->phnum)
+		return -ENOEXEC;
+	for (k = 0; k < o->phnum; k++) {
+		const Elf64_Phdr *ph = &o->ph[k];
+		uintptr_t x = o->bias + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && site >= x &&
+		    site - x < ph->p_filesz) {
+			o->x_lo = x;
+			o->x_hi = x + ph->p_filesz;
+			o->x_prot = PROT_EXEC | (ph->p_flags & PF_R ? PROT_READ : 0);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* The ELF header of the object whose executable segment holds site: the nearest page below the
  * site, in [lo, site], that starts with the ELF magic, read without faulting. */
-int ulp_x86_find_obj(uintptr_t site, uintptr_t lo, struct ulp_x86_obj *o)
+static int scan_obj(uintptr_t site, uintptr_t lo, long pid, struct ulp_x86_obj *o, uintptr_t *hdr)
 {
 	struct iovec loc, rem[SCAN_BATCH];
 	uint32_t magic[SCAN_BATCH] = {0};
 	uintptr_t page = site & ~(uintptr_t)4095;
-	long pid = sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	unsigned i, n, pages = 0;
 
 	while (page >= lo && pages < 16384) { /* an object's text is at most 64 MiB away */
@@ -63,48 +98,82 @@ int ulp_x86_find_obj(uintptr_t site, uintptr_t lo, struct ulp_x86_obj *o)
 		if (got < 4)
 			return -EFAULT; /* an unreadable page before any header: not ours to parse
 					 */
-		for (i = 0; i < (unsigned)got / 4; i++) {
-			const Elf64_Ehdr *eh;
-			unsigned k;
-
-			if (magic[i] != 0x464c457f) /* "\x7fELF" */
-				continue;
-			eh = (const Elf64_Ehdr *)(page - (uintptr_t)i * 4096);
-			if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64 ||
-			    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > 4096 ||
-			    eh->e_phnum > (4096 - eh->e_phoff) / sizeof(Elf64_Phdr))
-				return -ENOEXEC;
-			o->ph = (const Elf64_Phdr *)((uintptr_t)eh + eh->e_phoff);
-			o->phnum = eh->e_phnum;
-			o->bias = 0;
-			for (k = 0; k < o->phnum; k++)
-				if (o->ph[k].p_type == PT_LOAD && o->ph[k].p_offset == 0) {
-					o->bias = (uintptr_t)eh - o->ph[k].p_vaddr;
-					break;
-				}
-			if (k == o->phnum)
-				return -ENOEXEC;
-			for (k = 0; k < o->phnum; k++) {
-				const Elf64_Phdr *ph = &o->ph[k];
-				uintptr_t x = o->bias + ph->p_vaddr;
-
-				if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && site >= x &&
-				    site - x < ph->p_filesz) {
-					o->x_lo = x;
-					o->x_hi = x + ph->p_filesz;
-					o->x_prot =
-					    PROT_EXEC | (ph->p_flags & PF_R ? PROT_READ : 0);
-					return 0;
-				}
+		for (i = 0; i < (unsigned)got / 4; i++)
+			if (magic[i] == 0x464c457f) { /* "\x7fELF" */
+				*hdr = page - (uintptr_t)i * 4096;
+				return obj_at(*hdr, site, o);
 			}
-			return -ENOENT; /* the nearest header is another object's */
-		}
 		if ((unsigned)got < 4 * n)
 			return -EFAULT;
 		pages += n;
 		page -= (uintptr_t)n * 4096;
 	}
 	return -ENOENT;
+}
+
+/*
+ * The objects found so far, as offsets from the lo of their partition: the ranks of a job load
+ * the same libraries in the same order, so they lie at the same offsets in every partition, and
+ * finding one afresh reads a word of every page below the site down to its header (libmpich:
+ * thousands of pages, each pinned by process_vm_readv). One table for all ULPs of all tasks (they
+ * share this memory); entries are written without a lock, as nothing is trusted from them but
+ * where to look: a hint is taken only when that page is mapped, is an ELF header, and its
+ * executable segment holds the site. The scan would find that very header, unless the program
+ * mapped something new inside the object's span, which ld.so never does (it maps an object's
+ * whole span at once): the same assumption the scan makes when it trusts the segments of the
+ * nearest header.
+ */
+#define KNOWN_OBJS 16
+static struct {
+	uintptr_t hdr, x_lo,
+	    x_hi; /* from lo; x: the executable segment the header had; x_hi 0: empty */
+} known[KNOWN_OBJS];
+static unsigned known_next;
+
+static int known_obj(uintptr_t site, uintptr_t lo, long pid, struct ulp_x86_obj *o)
+{
+	unsigned i;
+
+	for (i = 0; i < KNOWN_OBJS; i++) {
+		uintptr_t hdr = __atomic_load_n(&known[i].hdr, __ATOMIC_RELAXED);
+		uintptr_t x_lo = __atomic_load_n(&known[i].x_lo, __ATOMIC_RELAXED);
+		uintptr_t x_hi = __atomic_load_n(&known[i].x_hi, __ATOMIC_RELAXED);
+		uint32_t magic = 0;
+		struct iovec loc = {&magic, 4}, rem = {(void *)(lo + hdr), 4};
+
+		if (!x_hi || site - lo < x_lo || site - lo >= x_hi || lo + hdr > site)
+			continue;
+		if (sys(SYS_process_vm_readv, pid, (long)&loc, 1, (long)&rem, 1, 0) == 4 &&
+		    magic == 0x464c457f && obj_at(lo + hdr, site, o) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static void known_add(uintptr_t lo, uintptr_t hdr, const struct ulp_x86_obj *o)
+{
+	unsigned i = __atomic_fetch_add(&known_next, 1, __ATOMIC_RELAXED) % KNOWN_OBJS;
+
+	__atomic_store_n(&known[i].x_hi, 0, __ATOMIC_RELAXED); /* empty while it changes */
+	__atomic_store_n(&known[i].hdr, hdr - lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&known[i].x_lo, o->x_lo - lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&known[i].x_hi, o->x_hi - lo, __ATOMIC_RELAXED);
+}
+
+int ulp_x86_find_obj(uintptr_t site, uintptr_t lo, struct ulp_x86_obj *o)
+{
+	long pid = sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	uintptr_t hdr = 0;
+	int rc;
+
+	if (site < lo)
+		return -ENOENT;
+	if (known_obj(site, lo, pid, o) == 0)
+		return 0;
+	rc = scan_obj(site, lo, pid, o, &hdr);
+	if (rc == 0)
+		known_add(lo, hdr, o);
+	return rc;
 }
 
 static int enc_size(unsigned enc)

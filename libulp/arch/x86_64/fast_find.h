@@ -20,7 +20,8 @@ struct ulp_x86_obj {
 };
 
 /* The object whose executable segment holds site: its ELF header is the nearest page in
- * [lo, site] starting with the ELF magic. 0 or -errno. */
+ * [lo, site] starting with the ELF magic (lo: the start of the partition's code), or the header of
+ * an object found before at the same offset from lo that holds site. 0 or -errno. */
 int ulp_x86_find_obj(uintptr_t site, uintptr_t lo, struct ulp_x86_obj *o);
 /* [*lo, *hi): the function (FDE) holding site. 0 or -1. */
 int ulp_x86_find_func(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo, uintptr_t *hi);

@@ -5,7 +5,8 @@
  *
  * A site is rewritten only when all of this holds (anything else leaves it trapping):
  *   - the ELF object holding it is found in memory (its header, looked for page by page below the
- *     site with process_vm_readv, which cannot fault), and its PT_LOAD that is executable holds it;
+ *     site with process_vm_readv, which cannot fault, or one found before: fast_find.c), and its
+ *     PT_LOAD that is executable holds it;
  *   - its .eh_frame_hdr search table gives the FDE, hence the bounds, of the enclosing function;
  *   - decoding that function from its first byte (insn.c) lands exactly on its end, on the
  *     syscall, and on a 5-byte `b8 imm32` (mov $NR,%eax) ending right at the syscall.
