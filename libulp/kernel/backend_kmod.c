@@ -25,6 +25,18 @@ _Static_assert(ULP_AT_PVAS_CB >= PVAS_AUX_PRIVATE_MIN, "a private auxv type");
 
 static void kmod_release(struct ulp_cb *cb);
 
+/* Zero a PVAS_IOC_* argument and fill the head every one starts with (uapi/pvas_ioctl.h); the
+ * second form for an argument on cb's partition, whose head goes on with its pvid. */
+#define KMOD_ARG_INIT(arg)                                                                         \
+	(memset(&(arg), 0, sizeof(arg)), (arg).version = PVAS_ABI_VERSION, (arg).size = sizeof(arg))
+#define KMOD_PART_ARG_INIT(arg, cb) (KMOD_ARG_INIT(arg), (arg).pvid = (uint32_t)(cb)->pvid)
+
+/* cmd on the address space, with arg: 0 or -errno. */
+static int kmod_ioctl(const struct ulp_cb *cb, unsigned long cmd, void *arg)
+{
+	return ioctl(cb->region->backend_fd, cmd, arg) != 0 ? -errno : 0;
+}
+
 static int kmod_open(struct pvas_region *r)
 {
 	struct pvas_create c;
@@ -33,9 +45,7 @@ static int kmod_open(struct pvas_region *r)
 	dev = open(PVAS_DEVICE, O_RDWR | O_CLOEXEC);
 	if (dev < 0)
 		return -errno;
-	memset(&c, 0, sizeof(c));
-	c.version = PVAS_ABI_VERSION;
-	c.size = sizeof(c);
+	KMOD_ARG_INIT(c);
 	c.part_size = r->part_size;
 	c.base = r->base;
 	c.count = r->nparts > PVAS_COUNT_MAX ? PVAS_COUNT_MAX : r->nparts;
@@ -69,17 +79,14 @@ static int kmod_load_into(struct ulp_cb *cb, const char *path, char *const argv[
 	struct pvas_load l;
 	int rc;
 
-	memset(&l, 0, sizeof(l));
-	l.version = PVAS_ABI_VERSION;
-	l.size = sizeof(l);
-	l.pvid = (uint32_t)cb->pvid;
+	KMOD_PART_ARG_INIT(l, cb);
 	l.path = (uintptr_t)path;
 	l.argv = (uintptr_t)argv;
 	l.envp = (uintptr_t)envp;
 	l.aux_type = ULP_AT_PVAS_CB;
 	l.aux_val = (uintptr_t)cb;
-	if (ioctl(cb->region->backend_fd, PVAS_IOC_LOAD, &l) != 0) {
-		rc = -errno;
+	rc = kmod_ioctl(cb, PVAS_IOC_LOAD, &l);
+	if (rc) {
 		snprintf(err, errlen, "%s: %s%s", path, strerror(-rc),
 			 rc == -ENOEXEC	 ? " (not an x86_64 position-independent executable; "
 					   "rebuild with -fPIE -pie)"
@@ -98,16 +105,12 @@ static int kmod_load_into(struct ulp_cb *cb, const char *path, char *const argv[
 static int kmod_load(struct ulp_cb *cb, const char *path, char *const argv[], char *const envp[],
 		     struct ulp_backend_image *img, char *err, size_t errlen)
 {
-	struct pvas_region *r = cb->region;
 	struct pvas_attach a;
 	int rc;
 
-	memset(&a, 0, sizeof(a));
-	a.version = PVAS_ABI_VERSION;
-	a.size = sizeof(a);
-	a.pvid = (uint32_t)cb->pvid;
-	if (ioctl(r->backend_fd, PVAS_IOC_ATTACH, &a) != 0) {
-		rc = -errno;
+	KMOD_PART_ARG_INIT(a, cb);
+	rc = kmod_ioctl(cb, PVAS_IOC_ATTACH, &a);
+	if (rc) {
 		snprintf(err, errlen, "%s: /dev/pvas: claiming partition %d: %s", path, cb->pvid,
 			 strerror(-rc));
 		return rc;
@@ -178,11 +181,8 @@ static void kmod_release(struct ulp_cb *cb)
 {
 	struct pvas_release rel;
 
-	memset(&rel, 0, sizeof(rel));
-	rel.version = PVAS_ABI_VERSION;
-	rel.size = sizeof(rel);
-	rel.pvid = (uint32_t)cb->pvid;
-	ioctl(cb->region->backend_fd, PVAS_IOC_RELEASE, &rel);
+	KMOD_PART_ARG_INIT(rel, cb);
+	kmod_ioctl(cb, PVAS_IOC_RELEASE, &rel);
 }
 
 const struct ulp_backend_ops ulp_backend_kmod = {
