@@ -53,6 +53,17 @@ struct ulp_backend_ops {
 
 extern const struct ulp_backend_ops ulp_backend_user, ulp_backend_kmod;
 
+/* A backend's table, named prefix, from its functions prefix_open, prefix_close, ... (each entry
+ * above). Both backends define theirs with it: an entry is added here once, and a backend that
+ * lacks its function does not build. */
+#define ULP_BACKEND_OPS(prefix)                                                                    \
+	{                                                                                          \
+		.name = #prefix, .open = prefix##_open, .close = prefix##_close,                   \
+		.load = prefix##_load, .exec_prepare = prefix##_exec_prepare,                      \
+		.exec_commit = prefix##_exec_commit, .exec_abort = prefix##_exec_abort,            \
+		.release = prefix##_release,                                                       \
+	}
+
 /* The checks of libulp's loader (ulp_load_prepare) for path as a program of cb's partition, by
  * the layout of include/uapi/pvas_ioctl.h: 0 with the files opened in *ld, or -errno with "path:
  * reason" in err. aux receives the control block's auxv pair and must live as long as *ld. Both

@@ -185,13 +185,4 @@ static void kmod_release(struct ulp_cb *cb)
 	kmod_ioctl(cb, PVAS_IOC_RELEASE, &rel);
 }
 
-const struct ulp_backend_ops ulp_backend_kmod = {
-    .name = "kmod",
-    .open = kmod_open,
-    .close = kmod_close,
-    .load = kmod_load,
-    .exec_prepare = kmod_exec_prepare,
-    .exec_commit = kmod_exec_commit,
-    .exec_abort = kmod_exec_abort,
-    .release = kmod_release,
-};
+const struct ulp_backend_ops ulp_backend_kmod = ULP_BACKEND_OPS(kmod);

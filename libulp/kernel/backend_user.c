@@ -155,13 +155,4 @@ static void user_release(struct ulp_cb *cb)
 	(void)cb;
 }
 
-const struct ulp_backend_ops ulp_backend_user = {
-    .name = "user",
-    .open = user_open,
-    .close = user_close,
-    .load = user_load,
-    .exec_prepare = user_exec_prepare,
-    .exec_commit = user_exec_commit,
-    .exec_abort = user_exec_abort,
-    .release = user_release,
-};
+const struct ulp_backend_ops ulp_backend_user = ULP_BACKEND_OPS(user);
