@@ -1,6 +1,6 @@
 #!/bin/sh
 # Lint of the kernel module:
-#  - checkpatch.pl --no-tree -f on kmod/ and its uapi header. The script comes
+#  - checkpatch.pl --no-tree -f on kmod/ and its uapi headers. The script comes
 #    from Debian's linux-source-6.1 package (installed when missing),
 #    extracted at lint time into OUTDIR; it is not kept in this tree.
 #  - a W=1 build checked by sparse (C=2): no warning allowed.
@@ -33,8 +33,9 @@ if [ ! -e "$script" ] || [ "$tarball" -nt "$script" ]; then
 	touch "$script"
 fi
 cd "$top"
-perl "$script" --no-tree --quiet --show-types -f kmod/*.c kmod/*.h include/uapi/pvas_ioctl.h
-echo "lint.sh: checkpatch: kmod/ and include/uapi/pvas_ioctl.h are clean"
+perl "$script" --no-tree --quiet --show-types -f kmod/*.c kmod/*.h include/uapi/pvas_ioctl.h \
+	include/uapi/pvas_auxv.h
+echo "lint.sh: checkpatch: kmod/ and include/uapi/pvas_{ioctl,auxv}.h are clean"
 
 src=$out/lint-mod
 rm -rf "$src"

@@ -5,7 +5,7 @@
 #
 #   make kmod        build pvas.ko into $(O)/kmod/mod (KVER=... or KDIR=... to pick the kernel)
 #   make check-kmod  build, boot, run the in-VM tests (VMTEST_SCALE, VMTEST_ONLY: see run.sh)
-#   make lint-kmod   checkpatch.pl --no-tree -f on kmod/ and include/uapi/pvas_ioctl.h; sparse, W=1
+#   make lint-kmod   checkpatch.pl --no-tree -f on kmod/ and include/uapi/pvas_{ioctl,auxv}.h; sparse, W=1
 
 KMOD_OUT := $(O)/kmod
 

@@ -21,6 +21,7 @@
 #include <linux/uidgid.h>
 
 #include "pvas_internal.h"
+#include "pvas_auxv.h"
 
 #ifndef CONFIG_X86_64
 #error "pvas builds for x86_64 only (auxv and vDSO lookup are x86_64 code)"
@@ -30,6 +31,7 @@
 
 #define PVAS_PLATFORM	"x86_64"
 #define PVAS_AUXV_MAX	24	/* pairs, AT_NULL included */
+static_assert(PVAS_AUXV_FILL_MAX + 2 <= PVAS_AUXV_MAX);
 
 void pvas_args_free(struct pvas_args *a)
 {
@@ -126,39 +128,42 @@ static size_t pvas_fill_ptrs(u64 *vec, const char *strs, size_t *off,
 	return n + 1;
 }
 
+/* The auxv pairs of pvas_auxv.h (libulp's loader writes the same), then the
+ * caller's private entry and AT_NULL; returns the words written.
+ */
 static size_t pvas_fill_auxv(u64 *v, const struct pvas_auxv_info *ai,
 			     u64 random, u64 platform, u64 execfn)
 {
 	const struct cred *cred = current_cred();
-	void __user *vdso = current->mm->context.vdso;
-	size_t n = 0;
+	const struct pvas_auxv_host host = {
+		.sysinfo_ehdr = (u64)(unsigned long)current->mm->context.vdso,
+		.hwcap = boot_cpu_data.x86_capability[CPUID_1_EDX],
+		.hwcap2 = boot_cpu_has(X86_FEATURE_FSGSBASE) ?
+			  HWCAP2_FSGSBASE : 0,
+		.pagesz = PAGE_SIZE,
+		.clktck = USER_HZ,
+		.uid = from_kuid_munged(cred->user_ns, cred->uid),
+		.euid = from_kuid_munged(cred->user_ns, cred->euid),
+		.gid = from_kgid_munged(cred->user_ns, cred->gid),
+		.egid = from_kgid_munged(cred->user_ns, cred->egid),
+	};
+	const struct pvas_auxv_prog prog = {
+		.phdr = ai->phdr,
+		.phnum = ai->phnum,
+		.base = ai->interp_bias,
+		.entry = ai->entry,
+		.random = random,
+		.execfn = execfn,
+		.platform = platform,
+	};
+	size_t n = 2 * pvas_auxv_fill(v, &host, &prog);
 
-#define PVAS_AUX(id, val) do { v[n++] = (id); v[n++] = (val); } while (0)
-	if (vdso)
-		PVAS_AUX(AT_SYSINFO_EHDR, (u64)(unsigned long)vdso);
-	PVAS_AUX(AT_HWCAP, boot_cpu_data.x86_capability[CPUID_1_EDX]);
-	PVAS_AUX(AT_PAGESZ, PAGE_SIZE);
-	PVAS_AUX(AT_CLKTCK, USER_HZ);
-	PVAS_AUX(AT_PHDR, ai->phdr);
-	PVAS_AUX(AT_PHENT, sizeof(Elf64_Phdr));
-	PVAS_AUX(AT_PHNUM, ai->phnum);
-	PVAS_AUX(AT_BASE, ai->interp_bias);
-	PVAS_AUX(AT_FLAGS, 0);
-	PVAS_AUX(AT_ENTRY, ai->entry);
-	PVAS_AUX(AT_UID, from_kuid_munged(cred->user_ns, cred->uid));
-	PVAS_AUX(AT_EUID, from_kuid_munged(cred->user_ns, cred->euid));
-	PVAS_AUX(AT_GID, from_kgid_munged(cred->user_ns, cred->gid));
-	PVAS_AUX(AT_EGID, from_kgid_munged(cred->user_ns, cred->egid));
-	PVAS_AUX(AT_SECURE, 0);
-	PVAS_AUX(AT_RANDOM, random);
-	PVAS_AUX(AT_HWCAP2, boot_cpu_has(X86_FEATURE_FSGSBASE) ?
-			    HWCAP2_FSGSBASE : 0);
-	PVAS_AUX(AT_EXECFN, execfn);
-	PVAS_AUX(AT_PLATFORM, platform);
-	if (ai->aux_type)
-		PVAS_AUX(ai->aux_type, ai->aux_val);
-	PVAS_AUX(AT_NULL, 0);
-#undef PVAS_AUX
+	if (ai->aux_type) {
+		v[n++] = ai->aux_type;
+		v[n++] = ai->aux_val;
+	}
+	v[n++] = AT_NULL;
+	v[n++] = 0;
 	return n;
 }
 

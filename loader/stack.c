@@ -23,8 +23,10 @@
 
 #include "internal.h"
 #include "target.h"
+#include "uapi/pvas_auxv.h"
 
-#define ULP_LD_BASE_AUXV 24 /* room for the pairs aux_fill writes (it writes at most 20) */
+#define ULP_LD_BASE_AUXV 24 /* room for the pairs aux_fill writes */
+_Static_assert(ULP_LD_BASE_AUXV >= PVAS_AUXV_FILL_MAX, "aux_fill's pairs fit");
 
 struct layout {
 	char *const *argv, *const *envp;
@@ -88,36 +90,35 @@ static uintptr_t put_strings(uintptr_t at, char *const *v, size_t n, uint64_t *p
 	return at;
 }
 
+/* The auxv pairs of uapi/pvas_auxv.h (the module's loader writes the same): the machine's and
+ * this process's own values, as it was started with, and the program's. */
 static size_t aux_fill(const struct ulp_stack_in *in, const struct layout *l, uintptr_t execfn,
-		       uint64_t (*av)[2])
+		       __u64 *av)
 {
-	size_t n = 0;
-#define AUX(t, v) (av[n][0] = (t), av[n][1] = (v), n++)
-	if (getauxval(AT_SYSINFO_EHDR)) /* the host's vDSO is mapped in this same address space */
-		AUX(AT_SYSINFO_EHDR, getauxval(AT_SYSINFO_EHDR));
-	if (getauxval(AT_MINSIGSTKSZ))
-		AUX(AT_MINSIGSTKSZ, getauxval(AT_MINSIGSTKSZ));
-	AUX(AT_HWCAP, getauxval(AT_HWCAP));
-	AUX(AT_PAGESZ, ulp_ld_pagesize());
-	AUX(AT_CLKTCK,
-	    getauxval(AT_CLKTCK) ? getauxval(AT_CLKTCK) : (uint64_t)sysconf(_SC_CLK_TCK));
-	AUX(AT_PHDR, in->phdr);
-	AUX(AT_PHENT, sizeof(Elf64_Phdr));
-	AUX(AT_PHNUM, in->phnum);
-	AUX(AT_BASE, in->base);
-	AUX(AT_FLAGS, 0);
-	AUX(AT_ENTRY, in->entry);
-	AUX(AT_UID, getuid());
-	AUX(AT_EUID, geteuid());
-	AUX(AT_GID, getgid());
-	AUX(AT_EGID, getegid());
-	AUX(AT_SECURE, 0);
-	AUX(AT_RANDOM, l->random);
-	AUX(AT_HWCAP2, getauxval(AT_HWCAP2));
-	AUX(AT_EXECFN, execfn);
-	AUX(AT_PLATFORM, l->platform);
-#undef AUX
-	return n;
+	/* sysinfo_ehdr: the host's vDSO, which is mapped in this same address space */
+	const struct pvas_auxv_host host = {
+	    .sysinfo_ehdr = getauxval(AT_SYSINFO_EHDR),
+	    .minsigstksz = getauxval(AT_MINSIGSTKSZ),
+	    .hwcap = getauxval(AT_HWCAP),
+	    .hwcap2 = getauxval(AT_HWCAP2),
+	    .pagesz = ulp_ld_pagesize(),
+	    .clktck = getauxval(AT_CLKTCK) ? getauxval(AT_CLKTCK) : (uint64_t)sysconf(_SC_CLK_TCK),
+	    .uid = getuid(),
+	    .euid = geteuid(),
+	    .gid = getgid(),
+	    .egid = getegid(),
+	};
+	const struct pvas_auxv_prog prog = {
+	    .phdr = in->phdr,
+	    .phnum = in->phnum,
+	    .base = in->base,
+	    .entry = in->entry,
+	    .random = l->random,
+	    .execfn = execfn,
+	    .platform = l->platform,
+	};
+
+	return pvas_auxv_fill(av, &host, &prog);
 }
 
 static int put_random(uintptr_t at, const struct ulp_ld_err *e)
@@ -138,7 +139,8 @@ static uintptr_t put_vectors(const struct ulp_stack_in *in, const struct layout 
 {
 	const struct ulp_load_req *req = in->req;
 	uintptr_t execfn = req->stack_hi - 8 - strlen(execfn_of(req)) - 1, at, sp;
-	uint64_t av[ULP_LD_BASE_AUXV][2], *w;
+	__u64 av[2 * ULP_LD_BASE_AUXV];
+	uint64_t *w;
 	size_t nav = aux_fill(in, l, execfn, av), nextra = req->n_extra_auxv;
 
 	sp = (l->random - 8 * (3 + l->argc + l->envc + 2 * (nav + nextra + 1))) & ~(uintptr_t)15;
@@ -148,9 +150,9 @@ static uintptr_t put_vectors(const struct ulp_stack_in *in, const struct layout 
 	at = put_strings(at, l->envp, l->envc, w + 2 + l->argc);
 	memcpy((void *)at, execfn_of(req), strlen(execfn_of(req)) + 1);
 	w += 3 + l->argc + l->envc;
-	memcpy(w, av, nav * sizeof(av[0]));
+	memcpy(w, av, nav * 2 * sizeof(av[0]));
 	if (nextra)
-		memcpy(w + 2 * nav, req->extra_auxv, nextra * sizeof(av[0]));
+		memcpy(w + 2 * nav, req->extra_auxv, nextra * sizeof(req->extra_auxv[0]));
 	w[2 * (nav + nextra)] = AT_NULL;
 	w[2 * (nav + nextra) + 1] = 0;
 	return sp;
