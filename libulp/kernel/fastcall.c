@@ -63,15 +63,47 @@ int ulp_fast_on(void)
 /* The calls whose sites are rewritten: their handlers use nothing of the context but the
  * arguments, the mask (none blocked: ulp_fast_sigmask) and the registers a ULP's signal handler may
  * look at. fork, clone, exec, exit and the signal calls keep the trap's real signal frame. The
- * calls that make descriptors (socket ... fcntl: fds.c) are the call and a record. */
+ * calls that make descriptors (socket ... fcntl: fds.c) are the call and a record. openat, the
+ * memory calls, gettid and readlinkat: what a program and its libraries make most while they
+ * load and start (64 MPICH ranks: ~650 traps each before MPI_Init's first thread). */
 static const short fast_nrs[] = {
-    SYS_sched_yield,	 SYS_futex,	    SYS_read,	     SYS_write,
-    SYS_readv,		 SYS_writev,	    SYS_pread64,     SYS_pwrite64,
-    SYS_recvfrom,	 SYS_sendto,	    SYS_recvmsg,     SYS_sendmsg,
-    SYS_ppoll,		 SYS_pselect6,	    SYS_epoll_pwait, SYS_nanosleep,
-    SYS_clock_nanosleep, SYS_close,	    SYS_getpid,	     SYS_getppid,
-    SYS_socket,		 SYS_dup,	    SYS_dup3,	     SYS_pipe2,
-    SYS_eventfd2,	 SYS_epoll_create1, SYS_fcntl,	     ULP_ARCH_SYS_FAST,
+    SYS_sched_yield,
+    SYS_futex,
+    SYS_read,
+    SYS_write,
+    SYS_readv,
+    SYS_writev,
+    SYS_pread64,
+    SYS_pwrite64,
+    SYS_recvfrom,
+    SYS_sendto,
+    SYS_recvmsg,
+    SYS_sendmsg,
+    SYS_ppoll,
+    SYS_pselect6,
+    SYS_epoll_pwait,
+    SYS_nanosleep,
+    SYS_clock_nanosleep,
+    SYS_close,
+    SYS_getpid,
+    SYS_getppid,
+    SYS_socket,
+    SYS_dup,
+    SYS_dup3,
+    SYS_pipe2,
+    SYS_eventfd2,
+    SYS_epoll_create1,
+    SYS_fcntl,
+    SYS_openat,
+    SYS_mmap,
+    SYS_munmap,
+    SYS_mprotect,
+    SYS_madvise,
+    SYS_mremap,
+    SYS_brk,
+    SYS_gettid,
+    SYS_readlinkat,
+    ULP_ARCH_SYS_FAST,
 };
 static uint64_t fast_set[(ULP_SYS_NR_MAX + 63) / 64];
 

@@ -32,7 +32,8 @@
 
 /* Calls only x86_64 has whose sites may be rewritten (libulp/kernel/fastcall.c); pipe and dup2
  * make descriptors (glibc's pipe() and dup2() are these calls). */
-#define ULP_ARCH_SYS_FAST SYS_poll, SYS_select, SYS_epoll_wait, SYS_pipe, SYS_dup2
+#define ULP_ARCH_SYS_FAST                                                                          \
+	SYS_poll, SYS_select, SYS_epoll_wait, SYS_pipe, SYS_dup2, SYS_open, ULP_ARCH_SYS_READLINK
 
 /* Their handlers (sys_arch.c), declared by syscall.h. */
 #define ULP_ARCH_SYS_HANDLERS ulp_sys_arch_prctl
