@@ -16,6 +16,14 @@
  * the next trapped call that makes that number replaces; should the number be reused without one
  * (the runtime's own descriptors, made natively), the owner's end would close it. A program's
  * own io_uring is outside what the runtime sees (docs/syscalls.md says so).
+ *
+ * A word of the table holds more than the owner: a generation that every record and every
+ * forget advances, and what the I/O calls learnt about the open file there (ULP_FD_NO_NOWAIT: it
+ * refused RWF_NOWAIT, so its next read or write skips that try; ULP_FD_NOT_SOCK: it has no
+ * socket timeout to read: io_calls.c). A note is made only onto the word read before the call
+ * that learnt it (compare-and-swap), so a note about one file is never taken for the next one
+ * at its number, as long as that one came through the trap: once a ULP of the task makes an
+ * io_uring of its own (whose closes and opens do not), no note is trusted (notes_off).
  */
 #include "io.h"
 #include "syscall.h"
@@ -28,6 +36,11 @@
 /* Descriptors recorded: below nr_open's default; a process that raised it and uses more keeps
  * those unrecorded (docs/syscalls.md). */
 #define FD_LIMIT (1 << 20)
+
+/* A word: owner (pvid + 1; 0: nobody), generation, notes (io.h's ULP_FD_*: the top bits). */
+#define FD_OWNER 0x000fffff
+#define FD_GEN_ONE 0x00100000
+#define FD_GEN 0x3ff00000
 
 static long sys(long nr, long a, long b, long c, long d, long e, long f)
 {
@@ -57,6 +70,34 @@ static _Atomic int32_t *owners(struct ulp_fd_table **tp, int create)
 	return m;
 }
 
+/* The generation after word o's, alone. */
+static int32_t next_gen(int32_t o)
+{
+	return (int32_t)(((uint32_t)o + FD_GEN_ONE) & FD_GEN);
+}
+
+/* The next generation of *w with owner (0: forgotten) and no notes. */
+static void set_word(_Atomic int32_t *w, int32_t owner)
+{
+	int32_t o = atomic_load_explicit(w, memory_order_relaxed);
+
+	while (!atomic_compare_exchange_weak_explicit(w, &o, next_gen(o) | owner,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* Forget fd if cb owns it; whether it did. */
+static int forget_own(_Atomic int32_t *w, int32_t me)
+{
+	int32_t o = atomic_load_explicit(w, memory_order_relaxed);
+
+	while ((o & FD_OWNER) == me)
+		if (atomic_compare_exchange_weak_explicit(w, &o, next_gen(o), memory_order_relaxed,
+							  memory_order_relaxed))
+			return 1;
+	return 0;
+}
+
 void ulp_fd_own(struct ulp_cb *cb, long fd)
 {
 	struct ulp_fd_table *t;
@@ -66,9 +107,9 @@ void ulp_fd_own(struct ulp_cb *cb, long fd)
 	if (fd < 3 || fd >= FD_LIMIT || ulp_sys_in_child())
 		return;
 	own = owners(&t, 1);
-	if (!own)
+	if (!own || cb->pvid + 1 > FD_OWNER)
 		return;
-	atomic_store_explicit(&own[fd], cb->pvid + 1, memory_order_relaxed);
+	set_word(&own[fd], cb->pvid + 1);
 	hi = atomic_load(&t->hi);
 	while (hi <= fd && !atomic_compare_exchange_weak(&t->hi, &hi, (int)fd + 1))
 		;
@@ -84,21 +125,22 @@ void ulp_fd_disown(long lo, long hi)
 		return;
 	top = atomic_load(&t->hi);
 	for (fd = lo < 3 ? 3 : lo; fd <= hi && fd < top; fd++)
-		atomic_store_explicit(&own[fd], 0, memory_order_relaxed);
+		if (atomic_load_explicit(&own[fd], memory_order_relaxed) & ~FD_GEN)
+			set_word(&own[fd], 0);
 }
 
 void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 {
 	struct ulp_fd_table *t;
 	_Atomic int32_t *own = owners(&t, 0);
-	int32_t me = cb->pvid + 1, x;
+	int32_t me = cb->pvid + 1;
 	long fd, top, f;
 
 	if (!own || ulp_sys_in_child())
 		return;
 	top = atomic_load(&t->hi);
 	for (fd = 3; fd < top; fd++) {
-		if (atomic_load_explicit(&own[fd], memory_order_relaxed) != me)
+		if ((atomic_load_explicit(&own[fd], memory_order_relaxed) & FD_OWNER) != me)
 			continue;
 		if (cloexec) {
 			f = sys(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
@@ -106,8 +148,7 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 				continue;
 		}
 		/* Forgotten first, closed then: the number cannot be reused in between. */
-		x = me;
-		if (atomic_compare_exchange_strong(&own[fd], &x, 0))
+		if (forget_own(&own[fd], me))
 			sys(SYS_close, fd, 0, 0, 0, 0, 0);
 	}
 }
@@ -119,28 +160,52 @@ int ulp_fd_owner(long fd)
 
 	if (!own || fd < 3 || fd >= FD_LIMIT || fd >= atomic_load(&t->hi))
 		return 0;
-	return atomic_load_explicit(&own[fd], memory_order_relaxed);
+	return atomic_load_explicit(&own[fd], memory_order_relaxed) & FD_OWNER;
+}
+
+uint32_t ulp_fd_word(long fd)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *own = owners(&t, 0);
+	uint32_t w;
+
+	if (!own || fd < 3 || fd >= FD_LIMIT || fd >= atomic_load(&t->hi))
+		return 0;
+	if (atomic_load_explicit(&t->own_ring, memory_order_relaxed))
+		return 0;
+	w = (uint32_t)atomic_load_explicit(&own[fd], memory_order_relaxed);
+	return w & FD_OWNER ? w : 0; /* nobody's: nothing is kept about it */
+}
+
+void ulp_fd_note(long fd, uint32_t *word, uint32_t note)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *own = owners(&t, 0);
+	int32_t o = (int32_t)*word;
+
+	if (own && *word && fd >= 3 && fd < FD_LIMIT && fd < atomic_load(&t->hi) &&
+	    atomic_compare_exchange_strong(&own[fd], &o, (int32_t)(*word | note)))
+		*word |= note;
 }
 
 void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec)
 {
 	struct ulp_fd_table *t;
 	_Atomic int32_t *own = owners(&t, 0);
-	int32_t me = cb->pvid + 1, x;
+	int32_t me = cb->pvid + 1;
 	long fd, top;
 
 	if (!own)
 		return;
 	top = atomic_load(&t->hi);
 	for (fd = lo < 3 ? 3 : lo; fd <= hi && fd < top; fd++) {
-		if (atomic_load_explicit(&own[fd], memory_order_relaxed) != me)
+		if ((atomic_load_explicit(&own[fd], memory_order_relaxed) & FD_OWNER) != me)
 			continue;
 		if (cloexec) {
 			sys(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC, 0, 0, 0);
 			continue;
 		}
-		x = me;
-		if (atomic_compare_exchange_strong(&own[fd], &x, 0))
+		if (forget_own(&own[fd], me))
 			sys(SYS_close, fd, 0, 0, 0, 0, 0);
 	}
 }
@@ -209,6 +274,17 @@ static int makes_fd(const struct ulp_sys *s, long r)
 	return 1;
 }
 
+/* A ULP made an io_uring of its own: its closes, opens and accepts there (IORING_OP_CLOSE,
+ * OPENAT, SOCKET...) change descriptors without passing the trap, so no word of the task's
+ * table can vouch for a note any more, for the task's life. */
+static void notes_off(void)
+{
+	struct ulp_fd_table *t = ulp_io_fd_table();
+
+	if (t)
+		atomic_store(&t->own_ring, 1);
+}
+
 /* Every call that returns one new descriptor (sys_table.c lists them): made natively, its
  * result recorded as the caller's. None of them waits for long (an open that may, a FIFO's, is
  * ulp_sys_io_block's). */
@@ -219,6 +295,8 @@ long ulp_sys_fd_new(struct ulp_cb *cb, struct ulp_sys *s)
 
 	if (makes_fd(s, r))
 		ulp_fd_own(cb, r);
+	if (s->nr == SYS_io_uring_setup && r >= 0)
+		notes_off();
 	return r;
 }
 

@@ -51,6 +51,7 @@ struct ulp_io_wait {
 	int interrupted; /* 1: a signal; 2: one whose handler has SA_RESTART */
 	int cancelling;
 	int open_inflight; /* its request is a FIFO open in io-wq (io_ring.c's iowq_kick) */
+	int data_op;	   /* its request moves data (ULP_IO_READV/WRITEV): its result wins */
 	struct ulp_io_wait *next, *prev; /* the ring's list of parked calls */
 	struct {
 		long long tv_sec, tv_nsec; /* layout of struct __kernel_timespec */
@@ -74,6 +75,7 @@ struct ulp_io *ulp_io_self(void);
 struct ulp_fd_table {
 	_Atomic(_Atomic int32_t *) owner;
 	_Atomic int hi;
+	_Atomic int own_ring; /* a ULP made an io_uring: descriptors may change unseen, no notes */
 };
 struct ulp_fd_table *ulp_io_fd_table(void);
 /* Descriptor ownership (fds.c). own: fd was made by cb's call (0-2 and fds past the table are
@@ -85,6 +87,13 @@ void ulp_fd_disown(long lo, long hi);
 void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec);
 /* The ULP (pvid + 1) that made fd, 0: none recorded. */
 int ulp_fd_owner(long fd);
+/* The table's word for fd, owner and notes (0: nothing kept: 0-2, nobody's, no table); a note
+ * (ULP_FD_*) is added only if the word is still *word, read before (a new file at that number
+ * has another), and then into *word too. */
+uint32_t ulp_fd_word(long fd);
+void ulp_fd_note(long fd, uint32_t *word, uint32_t note);
+#define ULP_FD_NO_NOWAIT 0x40000000u /* the file refused RWF_NOWAIT */
+#define ULP_FD_NOT_SOCK 0x80000000u  /* getsockopt said ENOTSOCK */
 /* Close (cloexec: mark close-on-exec) the descriptors in [lo, hi] that cb made. */
 void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec);
 struct msghdr;
@@ -98,19 +107,24 @@ void ulp_io_hook_wake(struct ulp_runtime *rt, int n, void *arg);
 /* Its descriptor (-1: none), which the trap keeps the program from closing. */
 int ulp_io_fd(void);
 
-/* Park the current task until one of the requests completes (poll on fds, a timeout, a connect)
- * or a signal of the ULP arrives. n polls of fds[i] for events[i]; ts (NULL: none) with
- * IORING_TIMEOUT_* flags. Returns 0 once resumed; wt says why. */
+/* Park the current task until one of the requests completes (poll on fds, a timeout, a connect,
+ * a read or write) or a signal of the ULP arrives. n requests; a timeout when wt->ts_set (with
+ * IORING_TIMEOUT_* flags). Returns 0 once resumed; wt says why. A read or write (one request
+ * alone) is done by the ring itself: wt->res is its result even when a signal or the timeout
+ * came first, once it moved data. */
 struct ulp_io_op {
-	int kind;	  /* ULP_IO_POLL, ULP_IO_CONNECT, ULP_IO_OPENAT */
-	int fd;		  /* the fd polled or connected; openat's dirfd */
+	int kind; /* ULP_IO_POLL, ULP_IO_CONNECT, ULP_IO_OPENAT, ULP_IO_READV, ULP_IO_WRITEV */
+	int fd;	  /* the fd polled, connected, read or written; openat's dirfd */
 	unsigned events;  /* poll events; openat's flags */
-	const void *addr; /* connect's sockaddr; openat's path */
-	unsigned len;	  /* connect's address length; openat's mode */
+	const void *addr; /* connect's sockaddr; openat's path; the iovec array */
+	unsigned len;	  /* connect's address length; openat's mode; the iovec count */
+	long long off;	  /* read and write: the file offset, -1: the file position */
 };
 #define ULP_IO_POLL 1
 #define ULP_IO_CONNECT 2
 #define ULP_IO_OPENAT 3
+#define ULP_IO_READV 4
+#define ULP_IO_WRITEV 5
 int ulp_io_park(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_io_op *ops, int n);
 /* Park the current ULP until one of fds[0..n) has events, timeout_ms passes or (intr) a signal
  * of the ULP comes (-EINTR; with SA_RESTART the handler runs and it returns 0, so the caller
@@ -146,6 +160,10 @@ void ulp_io_recheck_waiters(void);
 extern int ulp_io_rwf_nowait;
 /* 1: sockets take RWF_NOWAIT on this kernel (6.18 does, 6.1 not), so a refusal means no socket. */
 extern int ulp_io_sock_rwf_nowait;
+/* A read or write that would block is done by the ring (io_calls.c): 2 also for a file that
+ * refuses RWF_NOWAIT (a FIFO: kernels whose io_uring tries such a file by poll, 6.6 on), 1 only
+ * for one that said EAGAIN (a regular file waiting for the disk), 0 never (ULP_IO_RING_RW). */
+extern int ulp_io_ring_rw;
 
 /* Yield policy of a trapped sched_yield: no bouncing between workers; nap when only yielders. */
 long ulp_io_yield(struct ulp_cb *cb);

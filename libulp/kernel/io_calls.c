@@ -42,6 +42,7 @@
 
 int ulp_io_rwf_nowait = 1;
 int ulp_io_sock_rwf_nowait;
+int ulp_io_ring_rw;
 
 static long sys(long nr, long a, long b, long c, long d, long e, long f)
 {
@@ -93,16 +94,17 @@ static void wait_deadline(struct ulp_io_wait *wt, long long deadline)
 	wt->ts_set = 1;
 }
 
-/* The socket's SO_RCVTIMEO / SO_SNDTIMEO in ns (0: none, or not a socket). */
+/* The socket's SO_RCVTIMEO / SO_SNDTIMEO in ns (0: none); -ENOTSOCK: not a socket. */
 static long long sock_timeo(int fd, int opt)
 {
 	struct {
 		long sec, usec;
 	} tv = {0, 0};
 	unsigned len = sizeof(tv);
+	long r = sys(SYS_getsockopt, fd, SOL_SOCKET, opt, (long)&tv, (long)&len, 0);
 
-	if (sys(SYS_getsockopt, fd, SOL_SOCKET, opt, (long)&tv, (long)&len, 0) != 0)
-		return 0;
+	if (r != 0)
+		return r == -ENOTSOCK ? r : 0;
 	return (long long)tv.sec * 1000000000 + tv.usec * 1000;
 }
 
@@ -111,7 +113,7 @@ static long long sock_timeo(int fd, int opt)
 static long park_fd(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb, int fd,
 		    unsigned ev, long long deadline)
 {
-	struct ulp_io_op op = {ULP_IO_POLL, fd, ev, NULL, 0};
+	struct ulp_io_op op = {ULP_IO_POLL, fd, ev, NULL, 0, 0};
 
 	for (;;) {
 		wt->ts_set = 0;
@@ -260,7 +262,96 @@ static long long sock_deadline(int fd, unsigned ev)
 {
 	long long t = sock_timeo(fd, ev == POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO);
 
-	return t ? now_ns(CLOCK_MONOTONIC) + t : 0;
+	return t > 0 ? now_ns(CLOCK_MONOTONIC) + t : 0;
+}
+
+/* The deadline a socket timeout sets for a call starting now (0: none, or not a socket), as
+ * sock_deadline; a descriptor that is no socket is noted so (fds.c) for its next calls. */
+static long long sock_deadline_note(int fd, unsigned ev, uint32_t *word)
+{
+	long long t = sock_timeo(fd, ev == POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO);
+
+	if (t == -ENOTSOCK)
+		ulp_fd_note(fd, word, ULP_FD_NOT_SOCK);
+	return t > 0 ? now_ns(CLOCK_MONOTONIC) + t : 0;
+}
+
+/*
+ * A read that would block, done by the ring while the ULP is parked (ulp_io_ring_rw): the ring
+ * tries it once more without blocking and, when the file is not ready, arms its own poll and
+ * reads once it is (a regular file waiting for the disk: an asynchronous read). So the call
+ * costs one system call after the try (the submission), the ULP wakes with its data, and of two
+ * readers of one FIFO only one gets each byte, as in the kernel. A signal or the socket timeout
+ * cancels it; bytes read before the cancel took are the call's result: nothing is lost.
+ * Writes keep the polls: a pipe's write sends SIGPIPE to the thread that makes it, which for a
+ * write the ring retries later would be whatever ULP runs then. -EAGAIN: the deadline passed.
+ */
+static long read_parked(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c,
+			long long deadline)
+{
+	struct ulp_io_op op = {ULP_IO_READV, c->fd, 0, c->iov, (unsigned)c->cnt, c->off};
+	struct ulp_io_wait wt;
+
+	ulp_io_wait_init(io, &wt, cb, 1);
+	for (;;) {
+		wt.ts_set = 0;
+		if (deadline)
+			wait_deadline(&wt, deadline);
+		ulp_io_park(io, &wt, &op, 1);
+		if (wt.interrupted == 1)
+			return -EINTR;
+		if (wt.interrupted == 2) { /* SA_RESTART: run the handler, then go on */
+			ulp_tg_deliver(cb, NULL);
+			ulp_sig_deliver(cb, NULL);
+			ulp_io_wait_init(io, &wt, cb, 1);
+			continue;
+		}
+		return wt.timed_out ? -EAGAIN : wt.res;
+	}
+}
+
+/* A regular file, whose O_NONBLOCK means nothing: its read waits for the disk in a process. */
+static int is_regular(int fd)
+{
+	struct stat st;
+
+	return sys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+/*
+ * A blocking read with the ring doing what would block. System calls: the try without blocking,
+ * and nothing more when it goes through; else the ring's submission. A file that refused
+ * RWF_NOWAIT (a FIFO, a terminal) is noted so in the descriptor table (fds.c) and its next reads
+ * skip the try: a FIFO ping-pong's read is two system calls (O_NONBLOCK's look, the
+ * submission). -EOPNOTSUPP: the file refused RWF_NOWAIT and
+ * this kernel's ring would read it in io-wq (ulp_io_ring_rw 1): the caller polls.
+ */
+static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32_t *word)
+{
+	int noted = (*word & ULP_FD_NO_NOWAIT) != 0;
+	/* What refused RWF_NOWAIT is no socket where sockets take it: no SO_RCVTIMEO to read. */
+	int no_sock = (*word & ULP_FD_NOT_SOCK) || (noted && ulp_io_sock_rwf_nowait);
+	long r = noted || !ulp_io_rwf_nowait ? -EOPNOTSUPP : rw_try(c, 1);
+	int tried = r == -EAGAIN; /* the try said "would block" (not refused, not skipped) */
+
+	if (r == -EOPNOTSUPP) {
+		if (!noted && ulp_io_rwf_nowait) {
+			ulp_fd_note(c->fd, word, ULP_FD_NO_NOWAIT);
+			no_sock |= ulp_io_sock_rwf_nowait;
+		}
+		if (ulp_io_ring_rw < 2)
+			return -EOPNOTSUPP;
+		r = -EAGAIN;
+	}
+	if (r != -EAGAIN)
+		return r;
+	/* Made non-blocking by the program: the kernel's answer (the ring would wait: it retries
+	 * an O_NONBLOCK file by poll). That is the call itself where no try said it, and for a
+	 * regular file, whose O_NONBLOCK means nothing (it waits for the disk in a process). */
+	if (fd_nonblock(c->fd))
+		return !tried || is_regular(c->fd) ? rw_try(c, 0) : -EAGAIN;
+	return read_parked(io, cb, c, no_sock ? 0 : sock_deadline_note(c->fd, POLLIN, word));
 }
 
 /*
@@ -283,14 +374,28 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 	/* The socket calls' MSG_DONTWAIT works on every kernel; RWF_NOWAIT may be turned off */
 	int rw = c->nr == SYS_preadv2 || c->nr == SYS_pwritev2;
 	int waited = 0, nowait = rw ? ulp_io_rwf_nowait : 1, no_sock = 0, native = 0, was_native;
+	/* What the descriptor table knows of the file (fds.c): positional calls are on files */
+	uint32_t word = rw && c->off < 0 ? ulp_fd_word(c->fd) : 0;
 
 	if (!io)
 		return rw_try(c, 0);
+	if (rw && ev == POLLIN && ulp_io_ring_rw) {
+		r = read_ring(io, cb, c, &word);
+		if (r != -EOPNOTSUPP)
+			return r;
+	}
+	if (word & ULP_FD_NO_NOWAIT) { /* it refused before: no try */
+		no_sock = ulp_io_sock_rwf_nowait;
+		nowait = 0;
+	}
+	no_sock |= (word & ULP_FD_NOT_SOCK) != 0;
 	for (;;) {
 		r = native ? rw_native(c, whole) : nowait ? rw_try(c, 1) : -EOPNOTSUPP;
 		was_native = native;
 		native = 0;
 		if (r == -EOPNOTSUPP && !was_native) {
+			if (rw && nowait)
+				ulp_fd_note(c->fd, &word, ULP_FD_NO_NOWAIT);
 			no_sock |= rw && nowait && ulp_io_sock_rwf_nowait;
 			nowait = 0;
 			r = poll0(c->fd, (short)ev) != 0 ? rw_native(c, whole) : -EAGAIN;
@@ -321,7 +426,7 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 			if (fd_nonblock(c->fd))
 				return done ? done : nowait ? r : rw_try(c, 0);
 			waited = 1;
-			deadline = no_sock ? 0 : sock_deadline(c->fd, ev);
+			deadline = no_sock ? 0 : sock_deadline_note(c->fd, ev, &word);
 			ulp_io_wait_init(io, &wt, cb, 1);
 		}
 		r = park_fd(io, &wt, cb, c->fd, ev, deadline);
@@ -386,7 +491,7 @@ static long do_sock(struct ulp_cb *cb, long nr, long *a)
 static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
 {
 	struct ulp_io *io = ulp_io_self();
-	struct ulp_io_op op = {0, (int)a[0], 0, (const void *)a[1], (unsigned)a[2]};
+	struct ulp_io_op op = {0, (int)a[0], 0, (const void *)a[1], (unsigned)a[2], 0};
 	struct ulp_io_wait wt;
 	long r;
 
@@ -457,7 +562,7 @@ static long do_open(struct ulp_cb *cb, long nr, long *a)
 	int flags = (int)(nr == SYS_openat ? a[2] : a[1]);
 	unsigned mode = (unsigned)(nr == SYS_openat ? a[3] : a[2]);
 	struct ulp_io *io = ulp_io_self();
-	struct ulp_io_op op = {ULP_IO_OPENAT, (int)dirfd, (unsigned)flags, path, mode};
+	struct ulp_io_op op = {ULP_IO_OPENAT, (int)dirfd, (unsigned)flags, path, mode, 0};
 	struct ulp_io_wait wt;
 	struct stat st;
 	char abs[4096];
@@ -505,7 +610,7 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 	if (!ulp_io_self() || n > ULP_IO_WAIT_FDS_MAX)
 		return -ENOSYS;
 	for (i = 0; i < n; i++)
-		ops[i] = (struct ulp_io_op){ULP_IO_POLL, fds[i], events, NULL, 0};
+		ops[i] = (struct ulp_io_op){ULP_IO_POLL, fds[i], events, NULL, 0, 0};
 	ulp_io_wait_init(ulp_io_self(), &wt, cb, intr);
 	wait_deadline(&wt, now_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000LL);
 	ulp_io_park(ulp_io_self(), &wt, ops, n);
@@ -573,9 +678,9 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 
 			for (i = 0, n = 0; i < nfds; i++)
 				if (fds[i].fd >= 0)
-					ops[n++] = (struct ulp_io_op){ULP_IO_POLL, fds[i].fd,
-								      (unsigned short)fds[i].events,
-								      NULL, 0};
+					ops[n++] = (struct ulp_io_op){
+					    ULP_IO_POLL, fds[i].fd, (unsigned short)fds[i].events,
+					    NULL,	 0,	    0};
 			r = park_many(cb, ops, n, deadline);
 		}
 		if (r < 0 || r == 1) {
@@ -639,8 +744,8 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 					continue;
 				for (fd = 0; fd < nfds; fd++)
 					if (copy[i][fd / 64] & (1ul << (fd % 64)))
-						ops[n++] = (struct ulp_io_op){ULP_IO_POLL, fd,
-									      ev[i], NULL, 0};
+						ops[n++] = (struct ulp_io_op){
+						    ULP_IO_POLL, fd, ev[i], NULL, 0, 0};
 			}
 			r = park_many(cb, ops, n, deadline);
 			if (r < 0 || r == 1) {
@@ -669,7 +774,7 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 static long do_epoll(struct ulp_cb *cb, long nr, long *a)
 {
 	long long deadline = 0;
-	struct ulp_io_op op = {ULP_IO_POLL, (int)a[0], POLLIN, NULL, 0};
+	struct ulp_io_op op = {ULP_IO_POLL, (int)a[0], POLLIN, NULL, 0, 0};
 	long r;
 
 	if (!ulp_io_self())

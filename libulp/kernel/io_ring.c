@@ -355,6 +355,12 @@ static void park_after(void *argv)
 			s->addr = (uint64_t)(uintptr_t)op->addr;
 			s->open_flags = op->events;
 			s->len = op->len;
+		} else if (op->kind == ULP_IO_READV || op->kind == ULP_IO_WRITEV) {
+			s->opcode = op->kind == ULP_IO_READV ? IORING_OP_READV : IORING_OP_WRITEV;
+			s->addr = (uint64_t)(uintptr_t)op->addr;
+			s->len = op->len;
+			s->off = (uint64_t)op->off;
+			wt->data_op = 1;
 		} else {
 			s->opcode = IORING_OP_POLL_ADD;
 			s->poll32_events = op->events;
@@ -438,7 +444,7 @@ int ulp_io_park(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_io_o
 	struct ulp_io_worker *iw = ulp_io_worker(w);
 
 	wt->task = w->cur;
-	wt->done = wt->timed_out = wt->interrupted = wt->cancelling = 0;
+	wt->done = wt->timed_out = wt->interrupted = wt->cancelling = wt->data_op = 0;
 	wt->res = 0;
 	if (iw)
 		iw->yield_streak = 0;
@@ -485,9 +491,15 @@ static void complete(struct ulp_io *io, uint64_t ud, int res)
 		atomic_fetch_sub(&io->opens, 1);
 	}
 	wt->pending--;
-	if (!(ud & UD_CANCEL) && res != -ECANCELED && (!wt->done || wt->interrupted)) {
-		/* The first event, or one that beat the cancel a signal asked for: it happened
-		 * (an opened file, a connection), so the call reports it rather than EINTR. */
+	/* A read or write the cancel stopped (an io-wq one ends with EINTR) did nothing; a timeout
+	 * (ETIME) that came after it is no news. */
+	if (wt->data_op && wt->done && (res == -EINTR || res == -ETIME))
+		res = -ECANCELED;
+	if (!(ud & UD_CANCEL) && res != -ECANCELED &&
+	    (!wt->done || wt->interrupted || (wt->data_op && wt->timed_out))) {
+		/* The first event, or one that beat the cancel a signal (or, for a read or write,
+		 * the timeout) asked for: it happened (an opened file, a connection, bytes moved),
+		 * so the call reports it rather than EINTR. */
 		wt->done = 1;
 		wt->interrupted = 0;
 		wt->res = res;

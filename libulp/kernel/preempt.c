@@ -38,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <ucontext.h>
@@ -283,6 +284,27 @@ static int sockets_take_rwf_nowait(void)
 	return ok;
 }
 
+/*
+ * ulp_io_ring_rw: whether the ring does a read or write that would block (io_calls.c). A file
+ * that refuses RWF_NOWAIT (a FIFO, a terminal) is tried by the ring's poll only from Linux 6.4
+ * (io_uring's "pollable non-blocking attempts for !FMODE_NOWAIT"); before, the ring gives it to
+ * an io-wq thread that blocks in it, whose thread starts io_ring.c's iowq_kick shows can stall:
+ * there, such files keep the polls (1). 6.6 is asked, the first long-term kernel with it.
+ * ULP_IO_RING_RW=0 turns the ring's reads and writes off, 1 or 2 forces a mode (tests).
+ */
+static int ring_rw_mode(void)
+{
+	const char *q = getenv("ULP_IO_RING_RW");
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (q && (!strcmp(q, "0") || !strcmp(q, "1") || !strcmp(q, "2")))
+		return *q - '0';
+	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return 1;
+	return major > 6 || (major == 6 && minor >= 6) ? 2 : 1;
+}
+
 int ulp_io_install(struct pvas_region *r)
 {
 	const char *q;
@@ -298,6 +320,7 @@ int ulp_io_install(struct pvas_region *r)
 	q = getenv("ULP_IO_RWF_NOWAIT");
 	ulp_io_rwf_nowait = !(q && !strcmp(q, "0"));
 	ulp_io_sock_rwf_nowait = sockets_take_rwf_nowait();
+	ulp_io_ring_rw = ring_rw_mode();
 	region_lo = r->base;
 	region_hi = r->base + r->size;
 	/* On the ULP's stack (no SA_ONSTACK), re-entrant (SA_NODEFER: the next ULP must stay
