@@ -16,6 +16,7 @@
  *	argc                                <- sp
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/random.h>
@@ -90,6 +91,30 @@ static uintptr_t put_strings(uintptr_t at, char *const *v, size_t n, uint64_t *p
 	return at;
 }
 
+/* The value of auxv entry type this process was started with, from /proc/self/auxv; dflt when
+ * it cannot be read. getauxval is not that for AT_HWCAP on x86_64: glibc returns its own
+ * HWCAP_X86_* word there (2), not the CPU's bits the kernel gave, which a program started by
+ * the kernel sees. */
+static uint64_t auxv_real(uint64_t type, uint64_t dflt)
+{
+	static uint64_t av[2 * 64];
+	static size_t n = (size_t)-1;
+	size_t i;
+
+	if (n == (size_t)-1) {
+		int fd = open("/proc/self/auxv", O_RDONLY | O_CLOEXEC);
+		ssize_t r = fd >= 0 ? read(fd, av, sizeof(av)) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		n = r > 0 ? (size_t)r / (2 * sizeof(av[0])) : 0;
+	}
+	for (i = 0; i < n && av[2 * i] != AT_NULL; i++)
+		if (av[2 * i] == type)
+			return av[2 * i + 1];
+	return dflt;
+}
+
 /* The auxv pairs of uapi/pvas_auxv.h (the module's loader writes the same): the machine's and
  * this process's own values, as it was started with, and the program's. */
 static size_t aux_fill(const struct ulp_stack_in *in, const struct layout *l, uintptr_t execfn,
@@ -99,7 +124,7 @@ static size_t aux_fill(const struct ulp_stack_in *in, const struct layout *l, ui
 	const struct pvas_auxv_host host = {
 	    .sysinfo_ehdr = getauxval(AT_SYSINFO_EHDR),
 	    .minsigstksz = getauxval(AT_MINSIGSTKSZ),
-	    .hwcap = getauxval(AT_HWCAP),
+	    .hwcap = auxv_real(AT_HWCAP, getauxval(AT_HWCAP)),
 	    .hwcap2 = getauxval(AT_HWCAP2),
 	    .pagesz = ulp_ld_pagesize(),
 	    .clktck = getauxval(AT_CLKTCK) ? getauxval(AT_CLKTCK) : (uint64_t)sysconf(_SC_CLK_TCK),

@@ -56,6 +56,15 @@ if expect mawk 0 "$X" -n 8 -w 2 mawk "$prog" "$T/table" &&
 	ok "mawk as 8 ULPs gives the process's answer 8 times"
 else no "mawk as 8 ULPs gives the process's answer 8 times"; fi
 
+# The machine's auxv entries a ULP is started with are a process's (AT_HWCAP was glibc's own
+# word, 2 on x86_64, not the CPU's bits); ld.so prints them (env execs true in place)
+keys='AT_HWCAP:|AT_HWCAP2:|AT_PAGESZ:|AT_CLKTCK:|AT_PLATFORM:|AT_UID:|AT_EGID:|AT_SECURE:'
+want=$(env LD_SHOW_AUXV=1 /bin/true | grep -E "^($keys)")
+if expect auxv 0 "$X" /usr/bin/env LD_SHOW_AUXV=1 /bin/true && [ -n "$want" ] &&
+	[ "$(grep -E "^($keys)" "$T/out")" = "$want" ]; then
+	ok "a ULP's auxv gives the machine's values a process gets (AT_HWCAP, AT_PLATFORM...)"
+else no "a ULP's auxv gives the machine's values a process gets (AT_HWCAP, AT_PLATFORM...)"; fi
+
 # 5. refused programs: clear message naming the file and the reason, nothing started
 printf 'not an elf at all' >"$T/garbage"; chmod +x "$T/garbage"
 cp "$P/guest_check" "$T/noexec"; chmod -x "$T/noexec"
