@@ -129,18 +129,23 @@ int ulp_arch_spin_init(ulp_arch_spin_hook hook);
 int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone,
 			uintptr_t refuse[2]);
 
+/* clang-format off */
 /*
  * Provided inline by arch_impl.h:
- *   uintptr_t ulp_arch_tls_get(void);      the TLS register (fs base, tpidr_el0, %g7)
+ *   uintptr_t ulp_arch_tls_get(void);     the TLS register (fs base, tpidr_el0, %g7)
  *   void ulp_arch_tls_set(uintptr_t v);
- *   void *ulp_arch_self_get(void);         a per-kernel-thread pointer for the runtime that stays
- *   void ulp_arch_self_set(void *self);    valid while a foreign TLS is loaded where the arch
- * allows (x86_64: gs; self must point at a word holding self) void ulp_arch_relax(void); spin-wait
- * hint (pause, yield, ...) long ulp_arch_syscall(nr, a1..a6);     raw system call, -errno on
- * failure, errno untouched ULP_ARCH_SELF_SURVIVES_TLS             1 when self_get works with any
- * TLS loaded ULP_ARCH_FRAME_SIZE                    bytes of the saved frame ULP_ARCH_SECCOMP_IP_HI
- * offset of the high 32 bits of instruction_pointer in struct seccomp_data (byte order)
+ *   void *ulp_arch_self_get(void);        a per-kernel-thread pointer for the runtime that
+ *   void ulp_arch_self_set(void *self);   stays valid while a foreign TLS is loaded where the
+ *                                         arch allows (x86_64: gs; self must point at a word
+ *                                         holding self)
+ *   void ulp_arch_relax(void);            spin-wait hint (pause, yield, ...)
+ *   long ulp_arch_syscall(nr, a1..a6);    raw system call, -errno on failure, errno untouched
+ *   ULP_ARCH_SELF_SURVIVES_TLS            1 when self_get works with any TLS loaded
+ *   ULP_ARCH_FRAME_SIZE                   bytes of the saved frame
+ *   ULP_ARCH_SECCOMP_IP_HI                offset of the high 32 bits of instruction_pointer in
+ *                                         struct seccomp_data (byte order)
  */
+/* clang-format on */
 #include "arch_impl.h"
 
 #endif
