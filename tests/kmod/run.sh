@@ -32,7 +32,9 @@ echo "run.sh: kernel $KVER"
 # The module, built from a DKMS-style copy so kmod/ stays clean.
 rm -rf "$out/mod"
 make -s -C kmod dkms-src DKMS_DIR="$out/mod"
-make -s -C "$out/mod" KDIR="/lib/modules/$KVER/build" >"$out/mod-build.log" 2>&1 ||
+# The outer make's jobserver (make -j2 check) does not reach this make, which then says
+# "warning: jobserver unavailable": a warning of make's own, not of the module's code.
+env -u MAKEFLAGS -u MFLAGS make -s -C "$out/mod" KDIR="/lib/modules/$KVER/build" >"$out/mod-build.log" 2>&1 ||
 	{ cat "$out/mod-build.log"; exit 1; }
 if grep -E 'warning:|error:' "$out/mod-build.log"; then
 	echo "run.sh: the module build is not clean" >&2
