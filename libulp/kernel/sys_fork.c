@@ -442,12 +442,31 @@ long ulp_sys_execve(struct ulp_cb *cb, struct ulp_sys *s)
 /* ---- the trap in a fork child ---- */
 
 /*
+ * A thread of a fork child (pthread_create there: Python's multiprocessing starts one to feed a
+ * Queue): a kernel thread of that process, which is what a thread of a process is; the child has no
+ * scheduler to run ULP threads. The kernel's clone would start it here, on the handler's code with
+ * the caller's stack pointer: it starts instead on the stack the caller gave, through a copy of
+ * the trap's signal frame (rt_sigreturn, as a posix_spawn child does), where clone returns 0. Its
+ * traps find the same worker (the gs base is inherited) and are answered natively, as the
+ * caller's are: the runtime keeps no per-thread state in child mode.
+ */
+static long child_thread(struct ulp_sys *s)
+{
+	unsigned long flags = (unsigned long)s->a[0];
+	uintptr_t stack = (uintptr_t)s->a[1];
+
+	if (!stack || !(flags & CLONE_VM) || !(flags & CLONE_SIGHAND))
+		return -EINVAL;
+	return ulp_arch_clone_sigreturn(flags, (void *)ulp_arch_thread_frame(s->uc, stack),
+					(int *)s->a[2], (int *)s->a[3], (unsigned long)s->a[4]);
+}
+
+/*
  * In a fork or CLONE_VM child the ULP is a process of its own: its calls are the kernel's, except
  * brk (its heap is in the partition), getppid (the ULP's pid), the signals the runtime owns (the
  * trap stays installed: SIGSYS must stay ours, and not be blocked), fork itself (the grandchild
- * resumes through the trap frame too), and clone of a thread (a kernel thread started inside this
- * handler would run on the handler's code: refused with EAGAIN, what pthread_create reports as "no
- * resources").
+ * resumes through the trap frame too), and clone of a thread (a kernel thread, started on its own
+ * stack: child_thread).
  */
 long ulp_sys_child(struct ulp_cb *cb, struct ulp_sys *s)
 {
@@ -461,7 +480,7 @@ long ulp_sys_child(struct ulp_cb *cb, struct ulp_sys *s)
 		return ulp_sys_table[s->nr](cb, s);
 	case SYS_clone:
 		if (a[0] & CLONE_THREAD)
-			return -EAGAIN;
+			return child_thread(s);
 		return ulp_sys_fork(cb, s);
 	case SYS_clone3:
 		return -ENOSYS; /* glibc falls back to clone */

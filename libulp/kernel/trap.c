@@ -166,7 +166,10 @@ void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
 	/* A mask that the fast path could not carry (fastcall.c). */
 	if (nr == SYS_rt_sigprocmask && call.a[1])
 		ulp_fast_sigmask(cb);
-	fix_altstack(ucv);
+	/* A fork child's threads stay where they are: the frame holds their own setting (a thread
+	 * made there has none, or the program's; the worker's would be shared by them all). */
+	if (!ulp_sys_in_child())
+		fix_altstack(ucv);
 	/* The thread may have to end (its ULP is dying) or take a signal sent to it. */
 	ulp_tg_trap_return(cb, ucv);
 	/* Signals posted to this ULP while it was parked or elsewhere, or unblocked by this very

@@ -3,10 +3,14 @@
  * Process calls from a ULP, each checked by the program itself: fork and wait for one's own
  * children only (several ULPs fork at once), fork+exec, system, popen, posix_spawn (also of a
  * missing program), vfork, a crashing child, ECHILD, waitid on a pidfd and on a pid, a failed
- * execve. Prints "forks R: ok" per rank and exits 0; any mismatch prints what differed and exits 1. With argument "exec": the ULP
- * execs /bin/sh -c 'echo replaced; exit 5' at the end (its status must become 5).
+ * execve, threads in a fork child (own TLS, the FP control state inherited, joined with their
+ * values: Python's multiprocessing starts one in each child). Prints "forks R: ok" per rank and
+ * exits 0; any mismatch prints what differed and exits 1. With argument "exec": the ULP execs
+ * /bin/sh -c 'echo replaced; exit 5' at the end (its status must become 5).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -15,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xmmintrin.h>
 
 extern char **environ;
 static int rank, bad;
@@ -28,6 +33,42 @@ static int rank, bad;
 			bad = 1;                                                                   \
 		}                                                                                  \
 	} while (0)
+
+static __thread long tls_word = 1;
+
+/* A thread of a fork child: its own TLS, the MXCSR rounding bits its creator had, and no
+ * alternate signal stack, also after a system call. */
+static void *child_thread(void *arg)
+{
+	long i = (long)arg;
+	stack_t ss;
+
+	if (tls_word != 1 || (_mm_getcsr() & 0x6000) != 0x4000) /* round up */
+		return (void *)-1;
+	tls_word = 100 + i;
+	sched_yield();
+	if (sigaltstack(NULL, &ss) != 0 || !(ss.ss_flags & SS_DISABLE))
+		return (void *)-2;
+	return (void *)(tls_word * 2);
+}
+
+/* In a fork child: 4 threads, joined; exit 0 when each gave 2 * (100 + i) and the creator's TLS
+ * word is untouched. */
+static void threads_in_child(void)
+{
+	pthread_t t[4];
+	void *v;
+	long i, good = 0;
+
+	_mm_setcsr((_mm_getcsr() & ~0x6000u) | 0x4000u);
+	for (i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, child_thread, (void *)i) != 0)
+			_exit(2);
+	for (i = 0; i < 4; i++)
+		if (pthread_join(t[i], &v) == 0 && (long)v == 2 * (100 + i))
+			good++;
+	_exit(good == 4 && tls_word == 1 ? 0 : 1);
+}
 
 int main(int argc, char **argv)
 {
@@ -117,6 +158,13 @@ int main(int argc, char **argv)
 			  si.si_status == 22,
 		      "waitid(P_PID): pid %d status %d", (int)si.si_pid, si.si_status);
 	}
+	/* threads in a fork child (before 26 Nov pthread_create gave EAGAIN there) */
+	p = fork();
+	if (p == 0)
+		threads_in_child();
+	CHECK(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "threads in a fork child: status %#x (2: pthread_create failed, 1: wrong values)",
+	      st);
 	/* a failed execve returns its error and the ULP continues */
 	CHECK(execl("/nonexistent-prog", "x", (char *)NULL) == -1 && errno == ENOENT,
 	      "failed execve: %s", strerror(errno));
