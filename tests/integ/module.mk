@@ -76,6 +76,7 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)$(RUN_TEST) integ-fastcall sh tests/integ/fastcall.sh $(O)
 	$(Q)$(RUN_TEST) integ-spinyield sh tests/integ/spinyield.sh $(O)
 	$(Q)$(RUN_TEST) integ-fdends sh tests/integ/fdends.sh $(O)
+	$(Q)$(RUN_TEST) integ-debian sh tests/integ/debian.sh $(O)
 CHECK_TARGETS += check-integ
 
 # The ULP integration tests of ulpexec against an ASan+UBSan build of it (the guests are the

@@ -1,0 +1,244 @@
+#!/bin/sh
+# Debian's own programs run as ULPs the way users run them, each compared with the same command
+# run as a process: stdout, stderr, exit status and the files it writes must be the same.
+# Coreutils, findutils, diffutils, grep, sed, awk, tar (which forks gzip and xz), xz, gzip, zstd,
+# perl, bash and dash scripts, python3 when a PIE one is installed (Debian's is not: it would run
+# as a process, see fallback.sh), several ULPs at once, input fed slowly through a pipe or a FIFO.
+# A program that is not installed is skipped. Usage: tests/integ/debian.sh BUILD_DIR
+O=${1:-build}
+. tests/integ/lib.sh
+X=$(cd "$(dirname "$O/bin/ulpexec")" && pwd)/ulpexec
+S=$(cd "$(dirname "$O/bin/ulpspawn")" && pwd)/ulpspawn
+export TEST_TIMEOUT=120
+
+# Inputs: a shuffled file of 100000 numbers (sort with temporary files, split, compressors), a
+# small tree (find, grep -r, diff -r, tar).
+IN=$T/in
+mkdir -p "$IN/tree"
+seq 1 100000 | awk '{ print ($1 * 7919) % 100003 }' >"$IN/big"
+seq 1 2 999 >"$IN/odd"
+seq 1 3 999 >"$IN/three"
+for i in $(seq 1 24); do
+	mkdir -p "$IN/tree/d$((i % 4))/e$((i % 3))"
+	seq "$i" 60 >"$IN/tree/d$((i % 4))/e$((i % 3))/f$i"
+done
+
+# The launcher's own line about a rank's non-zero status is not the program's output.
+strip() { grep -v '^ulpexec: rank 0 (.*): \(exited with status [0-9]*\|killed by SIG[A-Z0-9]*\)$' "$1"; }
+
+# same NAME CMD...: CMD run as a process in $T/p and as a ULP in $T/u (each a fresh folder, the
+# working directory), stdin from $STDIN (default /dev/null); the outputs, statuses and the files
+# left in the folders must be the same. $SORTED=1 compares stdout sorted (xargs -P2).
+same() {
+	name=$1
+	shift
+	if ! command -v "$1" >/dev/null 2>&1; then
+		skip "$name: $1 is not installed"
+		return
+	fi
+	if ! readelf -h "$(command -v "$1")" 2>/dev/null | grep -q 'Type:.*DYN'; then
+		skip "$name: $1 is not position-independent: it would run as a process (fallback.sh)"
+		return
+	fi
+	rm -rf "$T/p" "$T/u" && mkdir "$T/p" "$T/u"
+	(cd "$T/p" && timeout 60 "$@" <"${STDIN:-/dev/null}" >../p.out 2>../p.err; echo "status $?" >>../p.err)
+	(cd "$T/u" && timeout 60 "$X" "$@" <"${STDIN:-/dev/null}" >../u.out 2>../u.raw; echo "status $?" >>../u.raw)
+	strip "$T/u.raw" >"$T/u.err"
+	if [ "${SORTED:-0}" = 1 ]; then
+		sort "$T/p.out" -o "$T/p.out" && sort "$T/u.out" -o "$T/u.out"
+	fi
+	if cmp -s "$T/p.out" "$T/u.out" && cmp -s "$T/p.err" "$T/u.err" &&
+		diff -r "$T/p" "$T/u" >/dev/null 2>&1; then
+		ok "as a ULP and as a process: $name"
+	else
+		{
+			diff "$T/p.out" "$T/u.out" | head -10
+			diff "$T/p.err" "$T/u.err"
+			diff -r "$T/p" "$T/u" | head -5
+		} >"$T/out" 2>&1
+		no "as a ULP and as a process: $name"
+	fi
+}
+
+# coreutils
+same "sort -n with 100 KiB of memory (temporary files)" sort -n -S 100K "$IN/big"
+same "sort --parallel=2" sort --parallel=2 -S 1M "$IN/big"
+STDIN=$IN/big same "sort -n of stdin, -o FILE" sort -n -o sorted
+same "split -l, then cat the pieces" sh -c "split -l 3000 '$IN/big' && cat x?? | md5sum && ls"
+same "tee into two files" sh -c "seq 5000 | tee a b | wc -l"
+for bs in 1 7 4096 1M; do
+	same "dd bs=$bs" dd if="$IN/big" of=out bs=$bs count=2000 status=none
+done
+STDIN=$IN/big same "dd of stdin, bs=64k" dd of=out bs=64k status=none
+same "od -c" od -c "$IN/odd"
+same "cksum" cksum "$IN/big"
+same "wc" wc "$IN/big"
+same "cut -c" cut -c2-3 "$IN/big"
+same "join" join "$IN/odd" "$IN/three"
+same "comm" comm "$IN/odd" "$IN/three"
+STDIN=$IN/big same "tr of stdin" tr 0-9 a-j
+same "head -c, tail -n" sh -c "head -c 777 '$IN/big'; tail -n 7 '$IN/big'"
+same "seq | factor" sh -c "seq 1000 1300 | factor"
+same "factor" factor 1234567890123 99999999977
+same "cp -r and mv across folders" sh -c "mkdir -p a/b c && cp '$IN/odd' a/b/ && cp -r a c/ && mv c/a/b/odd c/ && ls -R"
+# findutils, diffutils, grep, sed, awk
+same "find -exec {} +" find "$IN/tree" -name 'f1*' -exec wc -l '{}' +
+same "find -exec {} ;" sh -c "find '$IN/tree' -type f -exec md5sum '{}' ';' | sort"
+SORTED=1 same "find | xargs -P2" sh -c "find '$IN/tree' -type f | sort | xargs -P2 -n3 md5sum"
+SORTED=1 STDIN=$IN/odd same "xargs -P2 reading stdin" xargs -P2 -n7 echo
+same "diff -u (status 1)" diff -u "$IN/odd" "$IN/three"
+same "diff -r" diff -r "$IN/tree" "$IN/tree"
+same "grep -rn" grep -rn 59 "$IN/tree"
+same "sed -i" sh -c "cp '$IN/odd' x && exec sed -i -e s/1/X/g x"
+same "mawk sums" mawk '{ s += $1 } END { print s, NR }' "$IN/big"
+# archives and compressors (tar forks gzip, xz, zstd)
+same "tar czf, tar tzvf" sh -c "tar czf t.tgz -C '$IN' tree && tar tzf t.tgz | sort"
+same "tar cJf, then xJf" sh -c "tar cJf t.txz -C '$IN' tree && mkdir x && tar xJf t.txz -C x && ls -R x"
+same "tar --zstd" sh -c "tar --zstd -cf t.tzst -C '$IN' tree && tar --zstd -tf t.tzst | wc -l"
+same "xz -T2" xz -T2 -c "$IN/big"
+same "gzip -9" gzip -9 -c "$IN/big"
+same "zstd -T2" zstd -q -T2 -c "$IN/big"
+# perl: fork, pipes, open '-|', sockets, alarm, %SIG
+same "perl fork and waitpid" perl -e 'my $p = fork; if (!$p) { print "child\n"; exit 3 } waitpid($p, 0); print "st=", $? >> 8, "\n"'
+same "perl open -|" perl -e 'open(my $f, "-|", "seq 1 5") or die; while (<$f>) { print "got $_" } close $f; print "rc=$?\n"'
+same "perl pipe of 100 KB from a child" perl -e 'pipe(R, W); my $p = fork; if (!$p) { close R; print W "x" x 100000; exit 0 } close W; my $n = 0; while (my $l = read(R, my $b, 4096)) { $n += $l } waitpid($p, 0); print "$n\n"'
+same "perl alarm and \$SIG{ALRM}" perl -e '$SIG{ALRM} = sub { print "alarm\n"; exit 2 }; alarm 1; sleep 5; print "no\n"'
+same "perl kill USR1 to itself, select as a sleep" perl -e '$SIG{USR1} = sub { print "usr1\n" }; kill USR1 => $$; select(undef, undef, undef, 0.2); print "done\n"'
+same "perl socketpair with a child" perl -e 'use Socket; socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die; if (!fork) { close $a; print $b "hi\n"; exit } close $b; print scalar <$a>; wait; print "ok\n"'
+same "perl TCP on loopback with a child" perl -e 'use IO::Socket::INET; my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0) or die; my $port = $s->sockport; if (!fork) { my $c = IO::Socket::INET->new("127.0.0.1:$port") or die; print $c "ping\n"; print scalar <$c>; exit } my $c = $s->accept; my $l = <$c>; print $c "pong:$l"; wait; print "done\n"'
+same "perl backticks and system" perl -e 'my $o = `echo hello; exit 4`; print "[$o] ", $? >> 8, "\n"; system("sh", "-c", "exit 5"); print $? >> 8, "\n"'
+# shells: here-docs, read loops, background jobs, traps, wait, command substitution, coproc
+cat >"$IN/script.bash" <<'EOF'
+x=$(seq 3 | tr '\n' ,)
+cat <<END | sort -r
+b
+a
+c $x
+END
+n=0; while read a b; do n=$((n + a + b)); done <<< "1 2
+3 4"
+echo n=$n
+trap 'echo trapped USR1' USR1
+kill -USR1 $$
+sleep 0.2 & p1=$!
+wait $p1; echo w1=$?
+(exit 7) & wait $!; echo w2=$?
+seq 100 | grep 7 | wc -l
+for i in 1 2 3; do echo "job $i" >job$i & done; wait; cat job1 job2 job3
+exec 3>fd3; echo three >&3; exec 3>&-; cat fd3
+mapfile -t arr < <(seq 5); echo ${#arr[@]}
+coproc C { read l; echo "co:$l"; }; echo hi >&${C[1]}; read r <&${C[0]}; echo "$r"; wait
+trap 'echo bye' EXIT
+echo done
+EOF
+same "a bash script" bash "$IN/script.bash"
+same "dash: substitution, jobs, wait, a trap on kill of itself" dash -c 'x=$(echo hi); echo $x; for i in 1 2 3; do echo $i >o$i & done; wait; cat o1 o2 o3; trap "echo got TERM" TERM; kill -TERM $$; echo after; exit 3'
+
+# python3: only a PIE one is a ULP (pyenv's, a self-built one); Debian's runs as a process.
+PY=
+for p in "$(command -v python3)" $(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) \
+	/root/.pyenv/versions/*/bin/python3; do
+	if [ -x "$p" ] && readelf -h "$p" 2>/dev/null | grep -q 'Type:.*DYN'; then
+		PY=$p
+		break
+	fi
+done
+if [ -z "$PY" ]; then
+	skip "python3: no position-independent python3 installed"
+else
+	same "python3 subprocess with pipes" "$PY" -c 'import subprocess
+p = subprocess.Popen(["sort", "-n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+o, _ = p.communicate(b"".join(b"%d\n" % i for i in range(20000, 0, -1)))
+print(len(o), o[:12], p.returncode)'
+	same "python3 threads" "$PY" -c 'import threading
+res = [0] * 4
+def w(i): res[i] = sum(k * i for k in range(100000))
+ts = [threading.Thread(target=w, args=(i,)) for i in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]; print(res)'
+	same "python3 socketpair, select, fork" "$PY" -c 'import socket, select, os
+a, b = socket.socketpair()
+if os.fork() == 0:
+    a.close(); b.sendall(b"x" * 100000); os._exit(0)
+b.close(); n = 0
+while True:
+    r, _, _ = select.select([a], [], [], 30)
+    d = a.recv(4096) if r else b""
+    if not d: break
+    n += len(d)
+os.wait(); print(n)'
+	same "python3 os.read on a pipe" "$PY" -c 'import os
+r, w = os.pipe(); pid = os.fork()
+if pid == 0:
+    os.close(r)
+    for i in range(100): os.write(w, b"%d\n" % i)
+    os._exit(7)
+os.close(w); buf = b""
+while True:
+    d = os.read(r, 10)
+    if not d: break
+    buf += d
+print(len(buf), os.waitpid(pid, 0)[1] >> 8)'
+	same "python3 signal.alarm" "$PY" -c 'import signal, time
+def h(s, f): print("alarm", s); raise SystemExit(4)
+signal.signal(signal.SIGALRM, h); signal.alarm(1); time.sleep(5); print("no")'
+	same "python3 multiprocessing Pool" "$PY" -c 'import multiprocessing as mp
+def f(x): return x * x
+if __name__ == "__main__":
+    with mp.Pool(2) as p: print(sum(p.map(f, range(1000))))'
+	# Its Queue starts a feeder thread in the child: pthread_create in a fork child failed
+	# (EAGAIN) before 26 Nov, and the parent waited for ever.
+	same "python3 multiprocessing Process and Queue" "$PY" -c 'import multiprocessing as mp
+def f(q): q.put("hello")
+if __name__ == "__main__":
+    q = mp.Queue(); p = mp.Process(target=f, args=(q,)); p.start(); print(q.get()); p.join(); print(p.exitcode)'
+fi
+
+# Input fed slowly: through a pipe and a FIFO, to a ULP that reads lines as they come.
+(for i in 1 2 3 4 5; do echo "$i"; sleep 0.1; done) | timeout 60 "$X" perl -ne 'print "got $_"' >"$T/out" 2>&1
+if [ "$(cat "$T/out")" = "$(printf 'got %s\n' 1 2 3 4 5)" ]; then
+	ok "perl reads a pipe fed slowly"
+else
+	no "perl reads a pipe fed slowly"
+fi
+mkfifo "$T/fifo"
+(for i in 1 2 3 4 5; do echo "$i"; sleep 0.1; done) >"$T/fifo" &
+timeout 60 "$X" sh -c 'while read l; do echo "r $l"; done' <"$T/fifo" >"$T/out" 2>&1
+wait
+if [ "$(cat "$T/out")" = "$(printf 'r %s\n' 1 2 3 4 5)" ]; then
+	ok "sh read loop on a FIFO fed slowly"
+else
+	no "sh read loop on a FIFO fed slowly"
+fi
+# tail -f of a file that grows, ended by timeout (inside the ULP: timeout forks tail).
+: >"$T/grow"
+(for i in 1 2 3 4 5; do echo "line $i" >>"$T/grow"; sleep 0.1; done; echo end >>"$T/grow") &
+timeout 60 "$X" sh -c "timeout 30 tail -f '$T/grow' | sed '/^end/q'" >"$T/out" 2>&1
+wait
+if [ "$(cat "$T/out")" = "$(printf 'line %s\n' 1 2 3 4 5; echo end)" ]; then
+	ok "tail -f of a growing file"
+else
+	no "tail -f of a growing file"
+fi
+
+# Several ULPs at once: each gives what one process gives.
+xz -T2 -c "$IN/big" >"$T/one.xz"
+cat "$T/one.xz" "$T/one.xz" "$T/one.xz" "$T/one.xz" | md5sum >"$T/want"
+for how in "$X -n 4 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"; do
+	if $how xz -T2 -c "$IN/big" >"$T/four.xz" 2>"$T/out" &&
+		[ "$(md5sum <"$T/four.xz")" = "$(cat "$T/want")" ]; then
+		ok "4 xz -T2 at once ($how): each stream as a process writes it"
+	else
+		no "4 xz -T2 at once ($how): each stream as a process writes it"
+	fi
+done
+want=$(sort -n "$IN/big" | md5sum)
+for how in "$X -n 4 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"; do
+	if $how sh -c "sort -n -S 100K '$IN/big' | md5sum" >"$T/out" 2>&1 &&
+		[ "$(grep -c "^${want%% *} " "$T/out")" = 4 ]; then
+		ok "4 sort -S 100K at once ($how)"
+	else
+		no "4 sort -S 100K at once ($how)"
+	fi
+done
+
+finish integ-debian
