@@ -114,14 +114,18 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 
 /* dup2, dup3 onto 0-2: the descriptor is the task's (as every fd), and open again for this ULP if
  * it had closed it (a shell's `close(1); dup2(2, 1)` around a redirected builtin). Onto another
- * one: the new descriptor is the caller's, whoever had the number before. Onto one of the
- * runtime's descriptors: -EBUSY. */
+ * one: the new descriptor is the caller's. Onto one of the runtime's descriptors, or onto one
+ * another ULP of the task made (fds.c): -EBUSY, the error dup2 gives when the number is being
+ * opened. The number is not this ULP's to take: a process's dup2 reaches only its own table,
+ * and before, a shell's `exec 5<file` in one ULP silently closed another ULP's descriptor 5 and
+ * left it reading this file. */
 long ulp_sys_dup2(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long oldfd = s->a[0], newfd = s->a[1];
+	int owner = ulp_fd_owner(newfd);
 	long r;
 
-	if (is_runtime_fd(cb, newfd))
+	if (is_runtime_fd(cb, newfd) || (owner && owner != cb->pvid + 1))
 		return -EBUSY;
 	r = ulp_arch_syscall(s->nr, oldfd, newfd, s->a[2], 0, 0, 0);
 	if (r >= 0 && newfd >= 0 && newfd <= 2)

@@ -208,4 +208,27 @@ for l in "$X -n 1 -w 2" "$S -t 1 -w 2 -n 1"; do
 	fi
 done
 
+# dup2 onto another ULP's descriptor: -EBUSY, and that ULP's file stays its own (a shell's
+# `exec 5<file` in one ULP closed another's descriptor 5 and left it reading this file). Rank 0
+# opens a file, writes its number and waits; rank 1 dup2s its stdin onto that number; rank 0
+# then reads its file's first line.
+d2_a='open(my $f, "<", $ARGV[0]) or die; open(my $r, ">", "$ARGV[1].t"); print $r fileno($f);
+	close $r; rename("$ARGV[1].t", "$ARGV[1].r"); sleep 0.05 until -e "$ARGV[1].c"; my $l = <$f>;
+	print "A read ", (defined $l ? $l : "nothing\n")'
+d2_b='use POSIX; sleep 0.05 until -e "$ARGV[1].r"; open(my $r, "<", "$ARGV[1].r"); my $n = <$r>;
+	print "B dup2 ", (defined POSIX::dup2(0, $n) ? "done" : $!{EBUSY} ? "EBUSY" : "error $!"), "\n";
+	open(my $c, ">", "$ARGV[1].c"); close $c'
+want_line=$(head -n 1 /etc/passwd)
+for l in "$X -n 1 -w 2" "$S -t 1 -w 2 -n 1"; do
+	rm -f "$T/d2.t" "$T/d2.r" "$T/d2.c"
+	# shellcheck disable=SC2086 # the launcher and its options are words
+	if expect "dup2 ($l)" 0 $l /usr/bin/perl -e "$d2_a" /etc/passwd "$T/d2" : -n 1 \
+		/usr/bin/perl -e "$d2_b" /etc/passwd "$T/d2" &&
+		[ "$(lines "^A read $want_line\$")" = 1 ] && [ "$(lines '^B dup2 EBUSY$')" = 1 ]; then
+		ok "dup2 onto another ULP's descriptor is EBUSY; that ULP reads its own file ($l)"
+	else
+		no "dup2 onto another ULP's descriptor is EBUSY; that ULP reads its own file ($l)"
+	fi
+done
+
 finish integ-fdends
