@@ -36,6 +36,11 @@ RT_FLAGS := -fno-stack-protector -fno-omit-frame-pointer -fPIC
 # on the kmod backend nothing in the manager had called memmove before the fast path's
 # patcher did, in a task (SIGSEGV at fs:0x18 in ld.so).
 RT_FLAGS += -Wl,-z,now
+# ... and that must hold in a program linked with libulp.a, which the flag above does not reach
+# (the paper's sample linked statically died so at the fast path's first memmove in a ULP):
+# -fno-plt makes every call from libulp to a shared library an indirect call through a GOT
+# entry the dynamic linker fills at load time, in any link (libulp.pc adds -z now as well).
+RT_FLAGS += -fno-plt
 CPPFLAGS += -Iinclude -Ilibulp -Ilibulp/sched -Ilibulp/arch -Ilibulp/arch/$(ARCH) -D_GNU_SOURCE
 ifeq ($(SAN),1)
 # The sanitizers' checks call into libasan/libubsan, also from the syscall trap and the switch
