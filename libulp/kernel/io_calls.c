@@ -329,19 +329,30 @@ static int is_regular(int fd)
  */
 static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32_t *word)
 {
-	int noted = (*word & ULP_FD_NO_NOWAIT) != 0;
+	int noted = (*word & ULP_FD_NO_NOWAIT) != 0, polls = (*word & ULP_FD_POLLS) != 0;
 	/* What refused RWF_NOWAIT is no socket where sockets take it: no SO_RCVTIMEO to read. */
 	int no_sock = (*word & ULP_FD_NOT_SOCK) || (noted && ulp_io_sock_rwf_nowait);
 	long r = noted || !ulp_io_rwf_nowait ? -EOPNOTSUPP : rw_try(c, 1);
 	int tried = r == -EAGAIN; /* the try said "would block" (not refused, not skipped) */
 
 	if (r == -EOPNOTSUPP) {
-		if (!noted && ulp_io_rwf_nowait) {
+		if (!noted && ulp_io_rwf_nowait) { /* a refusal, not a skipped try */
 			ulp_fd_note(c->fd, word, ULP_FD_NO_NOWAIT);
 			no_sock |= ulp_io_sock_rwf_nowait;
 		}
 		if (ulp_io_ring_rw < 2)
 			return -EOPNOTSUPP;
+		/* Of the files that refuse RWF_NOWAIT, those that poll ready (files of /proc and
+		 * /sys, which hwloc reads by the thousand in an MPI rank's start; FUSE, 9p) are
+		 * read natively, as before: the ring would give them to an io-wq thread that reads
+		 * them blocking, 10-50 us a read (64 MPICH ranks started 0.4 s slower so). One
+		 * that is not ready (a FIFO, a socket, a terminal) is noted so, and its later
+		 * reads go to the ring without this poll. */
+		if (!polls) {
+			if (poll0(c->fd, POLLIN) != 0)
+				return rw_try(c, 0);
+			ulp_fd_note(c->fd, word, ULP_FD_POLLS);
+		}
 		r = -EAGAIN;
 	}
 	if (r != -EAGAIN)
