@@ -99,6 +99,38 @@ void ulp_fd_note(long fd, uint32_t *word, uint32_t note);
 void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec);
 struct msghdr;
 void ulp_fd_own_cmsg(struct ulp_cb *cb, const struct msghdr *mh);
+
+/* A ULP's own standard descriptors (stdfds.c): where a ULP (whose task's table other ULPs
+ * share) redirected its 0-2 (dup2/dup3 onto them), at numbers from ULP_STD_LOW up, below the
+ * launcher's. std_fd: the descriptor the ULP means by fd; std_is_own: fd is one of those; std_args:
+ * the 0-2 among call s's descriptor arguments (ulp_sys_fd_args) made the ULP's; std_dup: dup2/dup3
+ * onto 0-2; std_close: close(fd 0-2) drops its own; std_exec: execve's close-on-exec of its own fd,
+ * 1 when it had one; std_child: a new child process's table gets the ULP's 0-2. */
+#define ULP_STD_LOW 736
+int ulp_std_fd(const struct ulp_cb *cb, long fd);
+int ulp_std_is_own(const struct ulp_cb *cb, long fd);
+struct ulp_sys;
+void ulp_std_args(const struct ulp_cb *cb, struct ulp_sys *s);
+long ulp_std_dup(struct ulp_cb *cb, const struct ulp_sys *s);
+void ulp_std_close(struct ulp_cb *cb, long fd);
+int ulp_std_exec(struct ulp_cb *cb, long fd);
+void ulp_std_child(const struct ulp_cb *cb);
+/* The descriptors that poll, ppoll, select and pselect6 find in memory: 0-2 made the ULP's own
+ * for the call (std_mem_in: in the program's pollfd array, noted in *undo; select's sets are
+ * copied into *undo, as the program's may be smaller than the own numbers need), the program's
+ * numbers back after it, with the results at them (std_mem_out, given the call's result). */
+#define ULP_STD_SET_LONGS (1024 / (8 * sizeof(unsigned long)))
+struct ulp_std_undo {
+	unsigned short poll_at[8]; /* pollfd entries changed, their 0-2 in poll_fd */
+	unsigned char poll_fd[8], npoll;
+	long sel_n;		    /* select: the program's nfds; 0: sets untouched */
+	int sel_own[3];		    /* the own descriptor put for 0-2 (0: none) */
+	unsigned long *sel_user[3]; /* the program's sets */
+	unsigned long sel_set[3][ULP_STD_SET_LONGS];
+};
+void ulp_std_mem_in(const struct ulp_cb *cb, struct ulp_sys *s, struct ulp_std_undo *undo);
+void ulp_std_mem_out(const struct ulp_sys *s, const struct ulp_std_undo *undo, long r);
+void ulp_std_vfork_child(void);
 /* w's per-worker state; NULL before its instance has one. */
 struct ulp_io_worker *ulp_io_worker(struct ulp_worker *w);
 /* Scheduler hooks (struct ulp_sched_hooks): idle, poll and wake of the ULP layer's instances. */

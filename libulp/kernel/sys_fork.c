@@ -281,6 +281,15 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 
 /* ---- fork ---- */
 
+/* A fork child's table gets the ULP's own 0-2 (stdfds.c); its copy of the ULP forgets them, the
+ * child's descriptors being its own now (nothing is kept per ULP in child mode). */
+static void child_std(struct ulp_cb *cb)
+{
+	ulp_std_child(cb);
+	cb->std_own[0] = cb->std_own[1] = cb->std_own[2] = 0;
+	cb->std_closed = 0;
+}
+
 /* The kernel's flags a fork of a ULP may pass on: tid stores for the child's libc, the exit
  * signal. Sharing (CLONE_FILES, CLONE_FS, CLONE_SIGHAND...) with a process that is not one the
  * program knows about would be a lie: refused. */
@@ -314,7 +323,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			return -EAGAIN;
 		__atomic_fetch_add(&nvforking, 1, __ATOMIC_ACQ_REL);
 		pid = ulp_arch_clone_sigreturn(flags, (void *)ulp_arch_fork_frame(s->uc, stack),
-					       (int *)ptid, (int *)ctid, 0);
+					       (int *)ptid, (int *)ctid, 0, ulp_std_vfork_child);
 		__atomic_store_n(&vforking[slot], NULL, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&nvforking, 1, __ATOMIC_ACQ_REL);
 	} else {
@@ -324,6 +333,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
 		if (pid == 0) {
 			forked = 1;
+			child_std(cb);
 			ulp_sig_fork_child(cb, s->uc);
 			if (stack)
 				ulp_arch_trap_set_sp(s->uc, stack);
@@ -392,6 +402,7 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	pid = raw(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
 	if (pid == 0) {
 		forked = 1;
+		child_std(cb);
 		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
 		r = raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 		err = (int)-r;
@@ -458,7 +469,8 @@ static long child_thread(struct ulp_sys *s)
 	if (!stack || !(flags & CLONE_VM) || !(flags & CLONE_SIGHAND))
 		return -EINVAL;
 	return ulp_arch_clone_sigreturn(flags, (void *)ulp_arch_thread_frame(s->uc, stack),
-					(int *)s->a[2], (int *)s->a[3], (unsigned long)s->a[4]);
+					(int *)s->a[2], (int *)s->a[3], (unsigned long)s->a[4],
+					NULL);
 }
 
 /*

@@ -13,9 +13,11 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 
-/* The runtime's own descriptors in this process, ascending (-1: none): the task's io_uring, the
- * host's end-of-ULP eventfd, the backend's. A program may not close them. */
-static void runtime_fds(const struct ulp_cb *cb, int fds[3])
+/* Descriptors the program does not see as its own, ascending (-1: none): the runtime's (the
+ * task's io_uring, the host's end-of-ULP eventfd, the backend's) and the ULP's own copies of
+ * 0-2 (stdfds.c), which it knows as 0-2. A program may not close them by these numbers. */
+#define NKEPT 6
+static void kept_fds(const struct ulp_cb *cb, int fds[NKEPT])
 {
 	int i, j, x;
 
@@ -23,7 +25,9 @@ static void runtime_fds(const struct ulp_cb *cb, int fds[3])
 	fds[1] = cb->region->end_efd;
 	fds[2] = cb->region->backend_fd;
 	for (i = 0; i < 3; i++)
-		for (j = i + 1; j < 3; j++)
+		fds[3 + i] = cb->std_own[i] ? cb->std_own[i] : -1;
+	for (i = 0; i < NKEPT; i++)
+		for (j = i + 1; j < NKEPT; j++)
 			if (fds[j] < fds[i]) {
 				x = fds[i];
 				fds[i] = fds[j];
@@ -31,12 +35,12 @@ static void runtime_fds(const struct ulp_cb *cb, int fds[3])
 			}
 }
 
-static int is_runtime_fd(const struct ulp_cb *cb, long fd)
+static int is_kept_fd(const struct ulp_cb *cb, long fd)
 {
-	int fds[3], i;
+	int fds[NKEPT], i;
 
-	runtime_fds(cb, fds);
-	for (i = 0; i < 3; i++)
+	kept_fds(cb, fds);
+	for (i = 0; i < NKEPT; i++)
 		if (fds[i] >= 0 && fd == fds[i])
 			return 1;
 	return 0;
@@ -53,15 +57,33 @@ long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
 	if (fd >= 0 && fd <= 2) {
 		r = cb->std_closed & (1u << fd) ? -EBADF : 0;
 		cb->std_closed |= 1u << fd;
+		ulp_std_close(cb, fd);
 		return r;
 	}
-	if (is_runtime_fd(cb, fd))
+	if (is_kept_fd(cb, fd))
 		return -EBADF; /* the runtime's, not the program's */
 	owner = ulp_fd_owner(fd);
 	if (owner && owner != cb->pvid + 1)
 		return -EBADF; /* another ULP's, as another process's is not in this one's table */
 	ulp_fd_disown(fd, fd); /* before the number can be reused */
 	return ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+}
+
+/* ulp_fd_range_owned over [lo, last] but for the ULP's own 0-2 (the program knows them as 0-2). */
+static void owned_range(struct ulp_cb *cb, unsigned lo, unsigned last, int cloexec)
+{
+	int fds[NKEPT], i;
+
+	kept_fds(cb, fds);
+	for (i = 0; i < NKEPT && lo <= last; i++) {
+		if (!ulp_std_is_own(cb, fds[i]) || (unsigned)fds[i] < lo || (unsigned)fds[i] > last)
+			continue;
+		if ((unsigned)fds[i] > lo)
+			ulp_fd_range_owned(cb, lo, fds[i] - 1, cloexec);
+		lo = (unsigned)fds[i] + 1;
+	}
+	if (lo && lo <= last)
+		ulp_fd_range_owned(cb, lo, last, cloexec);
 }
 
 /* close_range (glibc's closefrom): 0-2 as close does them (for this ULP only); the rest natively,
@@ -71,33 +93,42 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	unsigned first = (unsigned)s->a[0], last = (unsigned)s->a[1], flags = (unsigned)s->a[2];
 	unsigned fd, lo;
-	int fds[3], i;
+	int fds[NKEPT], i;
 	long r;
 
 	if (first > last || (flags & ~(unsigned)(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
 		return -EINVAL;
 	if (flags & CLOSE_RANGE_UNSHARE)
 		return -EINVAL;
-	/* CLOEXEC on 0-2 would reach every ULP's children: left alone (fork children are
-	 * processes of their own and may set it there). */
-	for (fd = first; fd <= last && fd <= 2; fd++)
-		if (!(flags & CLOSE_RANGE_CLOEXEC))
+	/* CLOEXEC on the task's 0-2 would reach every ULP's children: left alone (fork children
+	 * are processes of their own and may set it there); on the ULP's own, set. */
+	for (fd = first; fd <= last && fd <= 2; fd++) {
+		if (!(flags & CLOSE_RANGE_CLOEXEC)) {
 			cb->std_closed |= 1u << fd;
+			ulp_std_close(cb, fd);
+		} else if (cb->std_own[fd]) {
+			ulp_arch_syscall(SYS_fcntl, cb->std_own[fd], F_SETFD, FD_CLOEXEC, 0, 0, 0);
+		}
+	}
 	if (last < 3)
 		return 0;
 	lo = first < 3 ? 3 : first;
 	/* The ULP's own descriptors, wherever they are; the others only when it is alone in its
 	 * task, and below the launcher's and the runtime's (PVAS_FD_HIGH): another ULP's are not
 	 * in its table (closing them failed that ULP: ulpexec's ranks share the launcher's). */
-	ulp_fd_range_owned(cb, lo, last, flags & CLOSE_RANGE_CLOEXEC);
+	owned_range(cb, lo, last, flags & CLOSE_RANGE_CLOEXEC);
 	if (ulp_proc_count_task(cb->region, ulp_proc_task(cb)) != 1 || lo >= PVAS_FD_HIGH)
 		return 0;
 	if (last >= PVAS_FD_HIGH)
 		last = PVAS_FD_HIGH - 1;
-	if (!(flags & CLOSE_RANGE_CLOEXEC))
+	if (!(flags & CLOSE_RANGE_CLOEXEC)) {
 		ulp_fd_disown(lo, last);
-	runtime_fds(cb, fds);
-	for (i = 0; i < 3; i++) {
+		for (i = 0; i < 3; i++) /* its own 0-2 stay, and stay its own */
+			if (cb->std_own[i])
+				ulp_fd_own(cb, cb->std_own[i]);
+	}
+	kept_fds(cb, fds);
+	for (i = 0; i < NKEPT; i++) {
 		if (fds[i] < 0 || (unsigned)fds[i] < lo || (unsigned)fds[i] > last)
 			continue;
 		if ((unsigned)fds[i] > lo) {
@@ -112,24 +143,28 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 	return ulp_arch_syscall(SYS_close_range, lo, last, flags, 0, 0, 0);
 }
 
-/* dup2, dup3 onto 0-2: the descriptor is the task's (as every fd), and open again for this ULP if
- * it had closed it (a shell's `close(1); dup2(2, 1)` around a redirected builtin). Onto another
- * one: the new descriptor is the caller's. Onto one of the runtime's descriptors, or onto one
- * another ULP of the task made (fds.c): -EBUSY, the error dup2 gives when the number is being
- * opened. The number is not this ULP's to take: a process's dup2 reaches only its own table,
- * and before, a shell's `exec 5<file` in one ULP silently closed another ULP's descriptor 5 and
- * left it reading this file. */
+/* dup2, dup3 onto 0-2: this ULP's own (stdfds.c), open again for it if it had closed it (a
+ * shell's `close(1); dup2(2, 1)` around a redirected builtin); the task's 0-2, every other
+ * ULP's, stay. Onto another one: the new descriptor is the caller's. Onto one of the runtime's
+ * descriptors, the ULP's own copies of 0-2, or one another ULP of the task made (fds.c):
+ * -EBUSY, the error dup2 gives when the number is being opened. The number is not this ULP's to
+ * take: a process's dup2 reaches only its own table, and before, a shell's `exec 5<file` in one
+ * ULP silently closed another ULP's descriptor 5 and left it reading this file. From 0-2: the
+ * ULP's. */
 long ulp_sys_dup2(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long oldfd = s->a[0], newfd = s->a[1];
 	int owner = ulp_fd_owner(newfd);
 	long r;
 
-	if (is_runtime_fd(cb, newfd) || (owner && owner != cb->pvid + 1))
+	if (is_kept_fd(cb, newfd) || (owner && owner != cb->pvid + 1))
 		return -EBUSY;
-	r = ulp_arch_syscall(s->nr, oldfd, newfd, s->a[2], 0, 0, 0);
-	if (r >= 0 && newfd >= 0 && newfd <= 2)
-		cb->std_closed &= ~(1u << newfd);
+	/* 0-2: kept for this ULP, its task's other ULPs keep theirs */
+	if (newfd >= 0 && newfd <= 2)
+		return ulp_std_dup(cb, s);
+	if (oldfd >= 0 && oldfd <= 2 && (cb->std_closed & (1u << oldfd)))
+		return -EBADF; /* closed for this ULP */
+	r = ulp_arch_syscall(s->nr, ulp_std_fd(cb, oldfd), newfd, s->a[2], 0, 0, 0);
 	if (r >= 0 && newfd != oldfd) /* dup2(fd, fd) changes nothing */
 		ulp_fd_own(cb, newfd);
 	return r;
@@ -146,6 +181,8 @@ void ulp_io_exec_fds(struct ulp_cb *cb, int sole)
 	long fd, dir, n, off, f;
 
 	for (fd = 0; fd <= 2; fd++) {
+		if (ulp_std_exec(cb, fd))
+			continue; /* its own */
 		f = ulp_arch_syscall(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
 		if (f > 0 && (f & FD_CLOEXEC))
 			cb->std_closed |= 1u << fd;
@@ -171,7 +208,7 @@ void ulp_io_exec_fds(struct ulp_cb *cb, int sole)
 			off += d->reclen;
 			for (fd = 0; *c >= '0' && *c <= '9'; c++)
 				fd = fd * 10 + (*c - '0');
-			if (*c || c == d->name || fd <= 2 || fd == dir || is_runtime_fd(cb, fd))
+			if (*c || c == d->name || fd <= 2 || fd == dir || is_kept_fd(cb, fd))
 				continue;
 			f = ulp_arch_syscall(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
 			if (f > 0 && (f & FD_CLOEXEC)) {
@@ -181,4 +218,18 @@ void ulp_io_exec_fds(struct ulp_cb *cb, int sole)
 		}
 	}
 	ulp_arch_syscall(SYS_close, dir, 0, 0, 0, 0, 0);
+}
+
+/* A call on descriptors that the filter traps only when one is 0-2: those are the ULP's own
+ * (ulp_trap_call gave them: stdfds.c) or the task's, which the ULP may have closed for itself. */
+long ulp_sys_std_call(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	unsigned fds = ulp_sys_fd_args[s->nr];
+	long *a = s->a;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		if ((fds >> i & 1) && a[i] >= 0 && a[i] <= 2 && (cb->std_closed & (1u << a[i])))
+			return -EBADF;
+	return ulp_arch_syscall(s->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -9,6 +9,22 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 
+/* Calls on descriptors that run natively unless one of their descriptor arguments (the second
+ * column: bit i, argument i) is 0-2, which may be a ULP's own (stdfds.c): the dispatch table's
+ * entry, the descriptor arguments and the filter's rule are made from this one list. */
+// clang-format off
+#define STD_CALLS(X) \
+	X(SYS_fstat, 1) X(SYS_newfstatat, 1) X(SYS_statx, 1) X(SYS_lseek, 1) X(SYS_ioctl, 1) \
+	X(SYS_flock, 1) X(SYS_fsync, 1) X(SYS_fdatasync, 1) X(SYS_ftruncate, 1) \
+	X(SYS_getdents64, 1) X(SYS_fchmod, 1) X(SYS_fchown, 1) X(SYS_fstatfs, 1) \
+	X(SYS_fadvise64, 1) X(SYS_fallocate, 1) X(SYS_sync_file_range, 1) X(SYS_preadv2, 1) \
+	X(SYS_pwritev2, 1) X(SYS_sendfile, 3) X(SYS_splice, 1 | 1 << 2) X(SYS_tee, 3) \
+	X(SYS_vmsplice, 1) X(SYS_copy_file_range, 1 | 1 << 2) X(SYS_epoll_ctl, 1 << 2)
+#define STD_HANDLER(nr, fds) [nr] = ulp_sys_std_call,
+#define STD_FDS(nr, fds) [nr] = (fds),
+#define STD_TRAP(nr, fds) {nr, 0, {0}, 1},
+// clang-format on
+
 const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     /* memory: sys_mem.c */
     [SYS_brk] = ulp_sys_brk,
@@ -119,13 +135,46 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_landlock_create_ruleset] = ulp_sys_fd_new,
     [SYS_pipe2] = ulp_sys_fd_pair,
     [SYS_socketpair] = ulp_sys_fd_pair,
+    /* calls on descriptors that a ULP may have made its own when they are 0-2 (stdfds.c):
+     * trapped only then (ulp_sys_arg_traps) */
+    STD_CALLS(STD_HANDLER)
     /* calls only this architecture has: libulp/arch/<arch>/sys_arch.{h,c} */
     ULP_ARCH_SYS_TABLE,
 };
 
-/* fcntl makes a descriptor only as F_DUPFD and F_DUPFD_CLOEXEC: its other commands (F_GETFL,
- * F_SETFL, which UCX and libc call often) stay native, without a trap. */
-const struct ulp_sys_arg_trap ulp_sys_arg_traps[] = {
-    {SYS_fcntl, 2, {F_DUPFD, F_DUPFD_CLOEXEC}},
+/* The descriptor arguments of the trapped calls (syscall.h). */
+const uint8_t ulp_sys_fd_args[ULP_SYS_NR_MAX] = {
+    [SYS_read] = 1,
+    [SYS_write] = 1,
+    [SYS_readv] = 1,
+    [SYS_writev] = 1,
+    [SYS_pread64] = 1,
+    [SYS_pwrite64] = 1,
+    [SYS_preadv] = 1,
+    [SYS_pwritev] = 1,
+    [SYS_recvfrom] = 1,
+    [SYS_sendto] = 1,
+    [SYS_recvmsg] = 1,
+    [SYS_sendmsg] = 1,
+    [SYS_recvmmsg] = 1,
+    [SYS_accept4] = 1,
+    [SYS_connect] = 1,
+    [SYS_epoll_pwait] = 1,
+    [SYS_openat] = 1,
+    [SYS_openat2] = 1,
+    [SYS_open_by_handle_at] = 1,
+    [SYS_readlinkat] = 1,
+    [SYS_execveat] = 1,
+    [SYS_fchdir] = 1,
+    [SYS_dup] = 1,
+    [SYS_fcntl] = 1,
+    [SYS_mmap] = 1 << 4,
+    STD_CALLS(STD_FDS) ULP_ARCH_SYS_FD_ARGS,
 };
+
+/* fcntl makes a descriptor only as F_DUPFD and F_DUPFD_CLOEXEC: its other commands (F_GETFL,
+ * F_SETFL, which UCX and libc call often) stay native, without a trap, but on 0-2, which may be
+ * the ULP's own (stdfds.c); so do the calls on descriptors of STD_CALLS. */
+const struct ulp_sys_arg_trap ulp_sys_arg_traps[] = {{SYS_fcntl, 2, {F_DUPFD, F_DUPFD_CLOEXEC}, 1},
+						     STD_CALLS(STD_TRAP)};
 const unsigned ulp_sys_n_arg_traps = sizeof(ulp_sys_arg_traps) / sizeof(ulp_sys_arg_traps[0]);

@@ -126,21 +126,30 @@ ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_
 /* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
  * on its task's io_uring */
 ulp_sys_handler ulp_sys_close, ulp_sys_close_range, ulp_sys_dup2, ulp_sys_io_block;
+/* a call on descriptors, trapped only when one is 0-2 (ulp_sys_arg_traps): the kernel's, on the
+ * ULP's own 0-2 (stdfds.c) */
+ulp_sys_handler ulp_sys_std_call;
 /* calls that make descriptors (fds.c): one returned (ulp_sys_fd_new: open_by_handle_at,
  * socket, dup, eventfd...), or two written to an int[2] (ulp_sys_fd_pair: pipe, socketpair) */
 ulp_sys_handler ulp_sys_fd_new, ulp_sys_fd_pair;
 
-/* Calls the filter traps only for some values of their second argument (the low 32 bits): the
- * others run natively, unseen (sys_table.c; the handler still takes any value, as the fast path
- * may bring it every call of a site). */
+/* Calls the filter traps only for some values of their second argument (the low 32 bits), or
+ * (std set) when one of their descriptor arguments (ulp_sys_fd_args) is 0, 1 or 2 (a ULP's own
+ * standard descriptors, stdfds.c): the others run natively, unseen (sys_table.c; the handler
+ * still takes any value, as the fast path may bring it every call of a site). */
 #define ULP_SYS_ARG_TRAP_MAX 2
 struct ulp_sys_arg_trap {
 	int nr;
 	unsigned n;
 	uint32_t val[ULP_SYS_ARG_TRAP_MAX];
+	unsigned std;
 };
 extern const struct ulp_sys_arg_trap ulp_sys_arg_traps[];
 extern const unsigned ulp_sys_n_arg_traps;
+/* Which arguments of a trapped call are descriptors (bit i: argument i), for a ULP's own 0-2
+ * (stdfds.c): the calls whose handlers pass them on to the kernel. close, close_range, dup2 and
+ * dup3 are not here: their handlers know about 0-2. */
+extern const uint8_t ulp_sys_fd_args[ULP_SYS_NR_MAX];
 /* calls only this architecture has (libulp/arch/<arch>/sys_arch.c) */
 ulp_sys_handler ULP_ARCH_SYS_HANDLERS;
 

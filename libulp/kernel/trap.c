@@ -144,6 +144,20 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 	ulp_trap_call(cb, si->si_syscall, ucv);
 }
 
+/* Call fn for a ULP that has its own 0-2 (stdfds.c): with them in its arguments and in the
+ * descriptors poll and select read in memory, which get the program's numbers back after. */
+static void std_call(struct ulp_cb *cb, struct ulp_sys *call, ulp_sys_fn fn)
+{
+	struct ulp_std_undo undo;
+	long r;
+
+	ulp_std_args(cb, call);
+	ulp_std_mem_in(cb, call, &undo);
+	r = fn ? fn(cb, call) : -ENOSYS;
+	ulp_std_mem_out(call, &undo, r);
+	ulp_arch_trap_set_ret(call->uc, r);
+}
+
 void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
 {
 	struct ulp_task *self;
@@ -160,6 +174,8 @@ void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
 	self->spins = 0;			  /* it entered the runtime: not a pure spinner */
 	if (ulp_sys_in_child()) /* a fork child of the ULP: a process of its own (sys_fork.c) */
 		ulp_arch_trap_set_ret(ucv, ulp_sys_child(cb, &call));
+	else if (cb->std_own[0] | cb->std_own[1] | cb->std_own[2])
+		std_call(cb, &call, fn); /* it redirected its own 0-2 (stdfds.c) */
 	else
 		ulp_arch_trap_set_ret(ucv, fn ? fn(cb, &call) : -ENOSYS);
 	self->in_syscall = 0;
@@ -215,7 +231,7 @@ static const struct ulp_sys_arg_trap *arg_trap(unsigned nr)
 	return NULL;
 }
 
-#define FILTER_MAX (48 + 4 * ULP_SYS_NR_MAX + 8 * ULP_SYS_ARG_TRAP_MAX)
+#define FILTER_MAX (48 + 4 * ULP_SYS_NR_MAX + 16 * 32)
 #define LEAF_NRS 4 /* numbers tested one by one at the end of a search */
 
 struct filter {
@@ -228,10 +244,39 @@ static void put(struct filter *fl, uint16_t code, uint32_t k, uint8_t jt, uint8_
 	fl->f[fl->n++] = (struct sock_filter){code, jt, jf, k};
 }
 
+/* A call trapped for some arguments only (the number in the accumulator): for one of the values
+ * of its second argument, or (std) when one of its descriptor arguments is 0-2 (stdfds.c). */
+static void put_arg_trap(struct filter *fl, const struct ulp_sys_arg_trap *at)
+{
+	unsigned fds = at->std ? ulp_sys_fd_args[at->nr] : 0, nfd = 0, k, a;
+
+	for (a = 0; a < 6; a++)
+		nfd += fds >> a & 1;
+	/* after the jumps below: RET ALLOW, RET TRAP */
+	put(fl, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)at->nr, 0,
+	    (uint8_t)(2 * nfd + (at->n ? 1 + at->n : 0) + 2));
+	for (a = 0, k = 0; a < 6; a++) {
+		if (!(fds >> a & 1))
+			continue;
+		k++;
+		put(fl, BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_ARG_LO(a), 0, 0);
+		/* below 3, as an unsigned word: 0-2 (AT_FDCWD and other negatives are not) */
+		put(fl, BPF_JMP | BPF_JGE | BPF_K, 3, 0,
+		    (uint8_t)(2 * (nfd - k) + (at->n ? 1 + at->n : 0) + 1));
+	}
+	if (at->n) {
+		put(fl, BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_ARG1_LO, 0, 0);
+		for (k = 0; k < at->n; k++)
+			put(fl, BPF_JMP | BPF_JEQ | BPF_K, at->val[k], (uint8_t)(at->n - k), 0);
+	}
+	put(fl, BPF_RET | BPF_K, SECCOMP_RET_ALLOW, 0, 0);
+	put(fl, BPF_RET | BPF_K, SECCOMP_RET_TRAP, 0, 0);
+}
+
 /* A leaf of the search: nrs[0..n), the syscall number in the accumulator. */
 static void put_leaf(struct filter *fl, const unsigned *nrs, unsigned n)
 {
-	unsigned i, k;
+	unsigned i;
 
 	for (i = 0; i < n; i++) {
 		const struct ulp_sys_arg_trap *at = arg_trap(nrs[i]);
@@ -241,13 +286,7 @@ static void put_leaf(struct filter *fl, const unsigned *nrs, unsigned n)
 			put(fl, BPF_RET | BPF_K, SECCOMP_RET_TRAP, 0, 0);
 			continue;
 		}
-		/* trapped for some values of its second argument: the call is decided here */
-		put(fl, BPF_JMP | BPF_JEQ | BPF_K, nrs[i], 0, (uint8_t)(at->n + 3));
-		put(fl, BPF_LD | BPF_W | BPF_ABS, ULP_ARCH_SECCOMP_ARG1_LO, 0, 0);
-		for (k = 0; k < at->n; k++)
-			put(fl, BPF_JMP | BPF_JEQ | BPF_K, at->val[k], (uint8_t)(at->n - k), 0);
-		put(fl, BPF_RET | BPF_K, SECCOMP_RET_ALLOW, 0, 0);
-		put(fl, BPF_RET | BPF_K, SECCOMP_RET_TRAP, 0, 0);
+		put_arg_trap(fl, at);
 	}
 	put(fl, BPF_RET | BPF_K, SECCOMP_RET_ALLOW, 0, 0);
 }

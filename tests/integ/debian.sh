@@ -241,4 +241,42 @@ for how in "$X -n 4 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"; do
 	fi
 done
 
+# ULPs of one task that redirect their own stdin or stdout (stdfds.c) while the others use theirs.
+# Before 26 Nov the redirection was the task's: another ULP's output went into that file.
+D=$T/redir
+rm -rf "$D" && mkdir "$D"
+# a shell builtin with a redirection (dash: dup2 onto 1 around the builtin), beside a ULP printing
+if (cd "$D" && timeout 120 "$X" -w 2 dash -c 'for i in $(seq 1000); do echo r0 >>log; done' : \
+	dash -c 'for i in $(seq 1000); do echo "r1 $i"; done') >"$T/out" 2>&1 &&
+	[ "$(grep -c '^r1 ' "$T/out")" = 1000 ] && [ "$(wc -l <"$T/out")" = 1000 ] &&
+	[ "$(grep -c '^r0$' "$D/log")" = 1000 ] && [ "$(wc -l <"$D/log")" = 1000 ]; then
+	ok "a dash builtin's redirection in one ULP, output of another ULP of its task"
+else
+	no "a dash builtin's redirection in one ULP, output of another ULP of its task"
+fi
+# sort -o (dup2 onto 1, then ftruncate(1)) twice, beside a ULP printing
+want=$(sort -n "$IN/big" | md5sum)
+if (cd "$D" && timeout 120 "$X" -w 2 sort -n -o a "$IN/big" : sort -n -o b "$IN/big" : \
+	seq 1000) >"$T/out" 2>&1 && [ "$(seq 1000)" = "$(cat "$T/out")" ] &&
+	[ "$(md5sum <"$D/a")" = "$want" ] && [ "$(md5sum <"$D/b")" = "$want" ]; then
+	ok "two sort -o and a seq in one task: each output where it belongs"
+else
+	no "two sort -o and a seq in one task: each output where it belongs"
+fi
+# bash: exec >FILE and <FILE, then builtins and commands (fork children) in 3 ULPs
+printf 'l1\nl2\n' >"$D/in"
+script='exec >out.$ULP_RANK <in; echo "rank $ULP_RANK"; read a; echo "read $a"; cat; ls in; /bin/echo child'
+(cd "$D" && ULP_RANK=9 bash -c "$script")
+ok3=0
+if (cd "$D" && timeout 120 "$X" -n 3 -w 2 bash -c "$script") >"$T/out" 2>&1 && [ ! -s "$T/out" ]; then
+	for r in 0 1 2; do
+		sed "s/rank $r/rank 9/" "$D/out.$r" | cmp -s - "$D/out.9" && ok3=$((ok3 + 1))
+	done
+fi
+if [ $ok3 = 3 ]; then
+	ok "bash exec >FILE <FILE in 3 ULPs of one task: builtins and children use the ULP's own"
+else
+	no "bash exec >FILE <FILE in 3 ULPs of one task: builtins and children use the ULP's own"
+fi
+
 finish integ-debian

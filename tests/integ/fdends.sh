@@ -231,4 +231,31 @@ for l in "$X -n 1 -w 2" "$S -t 1 -w 2 -n 1"; do
 	fi
 done
 
+# A ULP's own stdin and stdout (tests/integ/progs/stdfds.c): 4 ranks of one task each redirect
+# theirs (dup2 onto 0 and 1) and write their file by stdio, dup, F_DUPFD, system, popen and
+# fork+exec, with ftruncate, lseek, fstat, isatty, poll and select on 0 and 1; each file is what
+# one process writes, and the ranks' last lines reach the task's stdout. Before 26 Nov the dup2
+# was the task's: the ranks wrote into each other's files.
+rm -rf "$T/std" && mkdir "$T/std"
+(cd "$T/std" && ULP_RANK=0 timeout 60 "$OLDPWD/$P/stdfds") >"$T/std/ref.stdout" 2>&1
+for prog in stdfds stdfds_dyn; do
+	for l in "$X -n 4 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 1 -w 2"; do
+		rm -rf "$T/std/u" && mkdir "$T/std/u"
+		# shellcheck disable=SC2086 # the launcher and its options are words
+		(cd "$T/std/u" && timeout 120 $OLDPWD/$l "$OLDPWD/$P/$prog") >"$T/out" 2>&1
+		same=0
+		for r in 0 1 2 3; do
+			sed "s/$r/0/g" "$T/std/u/out.$r" 2>/dev/null | cmp -s - "$T/std/out.0" &&
+				same=$((same + 1))
+		done
+		if [ "$(cat "$T/std/ref.stdout")" = "stdfds 0: ok" ] && [ $same = 4 ] &&
+			[ "$(lines '^stdfds [0-3]: ok$')" = 4 ] && [ "$(wc -l <"$T/out")" = 4 ]; then
+			ok "4 ULPs of one task redirect their own stdin and stdout ($prog, $l)"
+		else
+			echo "# $same of 4 files as a process writes it" >>"$T/out"
+			no "4 ULPs of one task redirect their own stdin and stdout ($prog, $l)"
+		fi
+	done
+done
+
 finish integ-fdends

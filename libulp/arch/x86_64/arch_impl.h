@@ -33,6 +33,7 @@ struct ulp_arch_regs {
 #define ULP_ARCH_SECCOMP_IP_LO 8    /* ... and its low word */
 #define ULP_ARCH_SECCOMP_ARG0_LO 16 /* low word of args[0] */
 #define ULP_ARCH_SECCOMP_ARG1_LO 24 /* low word of args[1] */
+#define ULP_ARCH_SECCOMP_ARG_LO(n) (16 + 8 * (n)) /* low word of args[n] */
 
 /*
  * ulp_x86_fsgsbase: the kernel enabled FSGSBASE (AT_HWCAP2): it saves and restores the fs/gs bases

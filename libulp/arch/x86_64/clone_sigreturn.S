@@ -4,16 +4,19 @@
  * CLONE_VM|CLONE_VFORK child) and resumes a trapped ULP call through a signal frame (ELF, GNU as).
  *
  * long ulp_arch_clone_sigreturn(unsigned long flags, void *frame, int *ptid, int *ctid,
- *                               unsigned long tls)
+ *                               unsigned long tls, void (*child)(void))
  *
  *   rdi flags, rsi frame = the child's stack pointer: the address of a ucontext_t copied there
- *   (sys_fork.c, ulp_arch_fork_frame), rdx ptid, rcx ctid (the kernel wants it in r10), r8 tls.
+ *   (sys_fork.c, ulp_arch_fork_frame), rdx ptid, rcx ctid (the kernel wants it in r10), r8 tls,
+ *   r9 child (NULL: none), which clone leaves alone.
  *
- * The parent gets the child's pid (or -errno) back. The child starts with rsp = frame and calls
- * rt_sigreturn at once: the kernel takes the rt_sigframe to begin one word below rsp (the return
- * address slot of the restorer), so rsp must point at the ucontext itself. Every register, the
- * signal mask and the FPU state of the trapped call come back from that frame, and the ULP code
- * continues in the child on the stack the frame names. Nothing is pushed in the child before that.
+ * The parent gets the child's pid (or -errno) back. The child starts with rsp = frame, calls
+ * child() if there is one (its frame lies below the ucontext; rsp is 16-byte aligned there, so the
+ * call leaves it as the ABI wants at a function's entry), then rt_sigreturn: the kernel takes the
+ * rt_sigframe to begin one word below rsp (the return address slot of the restorer), so rsp must
+ * point at the ucontext itself. Every register, the signal mask and the FPU state of the trapped
+ * call come back from that frame, and the ULP code continues in the child on the stack the frame
+ * names.
  */
 	.text
 	.globl	ulp_arch_clone_sigreturn
@@ -27,7 +30,10 @@ ulp_arch_clone_sigreturn:
 	testq	%rax, %rax
 	jnz	1f
 	.cfi_undefined rip
-	movl	$15, %eax	/* __NR_rt_sigreturn, on the frame at rsp */
+	testq	%r9, %r9
+	jz	2f
+	call	*%r9
+2:	movl	$15, %eax	/* __NR_rt_sigreturn, on the frame at rsp */
 	syscall
 	ud2
 1:	ret

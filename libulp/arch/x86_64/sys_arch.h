@@ -27,6 +27,13 @@
 	[SYS_eventfd] = ulp_sys_fd_new, [SYS_signalfd] = ulp_sys_fd_new,                           \
 	[SYS_inotify_init] = ulp_sys_fd_new, [SYS_pipe] = ulp_sys_fd_pair
 
+/* their descriptor arguments (ulp_sys_fd_args) */
+#define ULP_ARCH_SYS_FD_ARGS [SYS_accept] = 1, [SYS_epoll_wait] = 1
+
+/* poll and select, which only some architectures have (ppoll, pselect6 elsewhere) */
+#define ULP_ARCH_SYS_POLL SYS_poll
+#define ULP_ARCH_SYS_SELECT SYS_select
+
 /* readlink, which only some architectures have (readlinkat elsewhere) */
 #define ULP_ARCH_SYS_READLINK SYS_readlink
 

@@ -14,6 +14,6 @@ uintptr_t ulp_arch_fork_frame(const void *uc, uintptr_t sp);
 uintptr_t ulp_arch_thread_frame(const void *uc, uintptr_t sp);
 void ulp_arch_trap_set_sp(void *uc, uintptr_t sp);
 long ulp_arch_clone_sigreturn(unsigned long flags, void *frame, int *ptid, int *ctid,
-			      unsigned long tls);
+			      unsigned long tls, void (*child)(void));
 
 #endif
