@@ -19,9 +19,8 @@
  *
  * A word of the table holds more than the owner: a generation that every record and every
  * forget advances, and what the I/O calls learnt about the open file there (ULP_FD_NO_NOWAIT: it
- * refused RWF_NOWAIT, so its next read or write skips that try, and ULP_FD_POLLS once it
- * polled not ready, as a FIFO does and a file of /proc never: its reads are the ring's;
- * ULP_FD_NOT_SOCK: it has no
+ * refused RWF_NOWAIT, so its next read or write skips that try, and ULP_FD_POLLS when it is a
+ * FIFO or a socket, whose reads are the ring's; ULP_FD_NOT_SOCK: it has no
  * socket timeout to read: io_calls.c). A note is made only onto the word read before the call
  * that learnt it (compare-and-swap), so a note about one file is never taken for the next one
  * at its number, as long as that one came through the trap: once a ULP of the task makes an

@@ -92,7 +92,7 @@ int ulp_fd_owner(long fd);
  * has another), and then into *word too. */
 uint32_t ulp_fd_word(long fd);
 void ulp_fd_note(long fd, uint32_t *word, uint32_t note);
-#define ULP_FD_POLLS 0x20000000u     /* ... and polled not ready once (a FIFO, not /proc) */
+#define ULP_FD_POLLS 0x20000000u     /* ... and is a FIFO or a socket (fstat) */
 #define ULP_FD_NO_NOWAIT 0x40000000u /* the file refused RWF_NOWAIT */
 #define ULP_FD_NOT_SOCK 0x80000000u  /* getsockopt said ENOTSOCK */
 /* Close (cloexec: mark close-on-exec) the descriptors in [lo, hi] that cb made. */

@@ -310,13 +310,20 @@ static long read_parked(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c
 	}
 }
 
-/* A regular file, whose O_NONBLOCK means nothing: its read waits for the disk in a process. */
-static int is_regular(int fd)
+/* fd's file type (the S_IFMT bits); 0 when fstat fails. */
+static unsigned file_type(int fd)
 {
 	struct stat st;
 
-	return sys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) == 0 &&
-	       S_ISREG(st.st_mode);
+	if (sys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) != 0)
+		return 0;
+	return st.st_mode & S_IFMT;
+}
+
+/* A regular file, whose O_NONBLOCK means nothing: its read waits for the disk in a process. */
+static int is_regular(int fd)
+{
+	return file_type(fd) == S_IFREG;
 }
 
 /*
@@ -334,6 +341,7 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	int no_sock = (*word & ULP_FD_NOT_SOCK) || (noted && ulp_io_sock_rwf_nowait);
 	long r = noted || !ulp_io_rwf_nowait ? -EOPNOTSUPP : rw_try(c, 1);
 	int tried = r == -EAGAIN; /* the try said "would block" (not refused, not skipped) */
+	unsigned type;
 
 	if (r == -EOPNOTSUPP) {
 		if (!noted && ulp_io_rwf_nowait) { /* a refusal, not a skipped try */
@@ -342,16 +350,23 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 		}
 		if (ulp_io_ring_rw < 2)
 			return -EOPNOTSUPP;
-		/* Of the files that refuse RWF_NOWAIT, those that poll ready (files of /proc and
-		 * /sys, which hwloc reads by the thousand in an MPI rank's start; FUSE, 9p) are
-		 * read natively, as before: the ring would give them to an io-wq thread that reads
-		 * them blocking, 10-50 us a read (64 MPICH ranks started 0.4 s slower so). One
-		 * that is not ready (a FIFO, a socket, a terminal) is noted so, and its later
-		 * reads go to the ring without this poll. */
+		/* Of the files that refuse RWF_NOWAIT, a FIFO or a socket is the ring's (noted
+		 * ULP_FD_POLLS for its next reads). A regular one (the files of /proc and /sys,
+		 * which hwloc reads by the thousand in an MPI rank's start; FUSE, 9p) is read
+		 * natively at once, as a process reads it: the ring would hand it to an io-wq
+		 * thread that reads it blocking, 10-50 us a read (64 MPICH ranks started 0.3-0.4 s
+		 * slower so). Others (a terminal) keep the poll. The type, not a poll, decides: a
+		 * FIFO that polls ready may be emptied by another reader before the native read,
+		 * which then blocks the worker (3 ULPs reading one FIFO on 2 workers hung so). */
 		if (!polls) {
-			if (poll0(c->fd, POLLIN) != 0)
+			type = file_type(c->fd);
+			polls = type == S_IFIFO || type == S_IFSOCK;
+			if (polls)
+				ulp_fd_note(c->fd, word, ULP_FD_POLLS);
+			else if (type == S_IFREG)
 				return rw_try(c, 0);
-			ulp_fd_note(c->fd, word, ULP_FD_POLLS);
+			else
+				return -EOPNOTSUPP;
 		}
 		r = -EAGAIN;
 	}

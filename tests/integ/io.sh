@@ -87,6 +87,21 @@ for e in ULP_IO_RWF_NOWAIT=1 ULP_IO_RWF_NOWAIT=0 ULP_IO_RING_RW=0 "ULP_IO_RING_R
 	else no "FIFO and TCP pairs, timeouts and O_NONBLOCK ($e, -w 1)"; fi
 done
 
+# Three readers of one FIFO, ULPs of one worker (or two), and a writer of 20000 records: each
+# record reaches exactly one reader, none is lost or read twice (the ring does each read whole,
+# ULP_IO_RING_RW=2; the poll path reads again after the wake-up, 0).
+for e in "ULP_IO_RING_RW=2 -w 1" "ULP_IO_RING_RW=2 -w 2" "ULP_IO_RING_RW=0 -w 1"; do
+	ev=${e%% *} wk=${e#* }
+	# shellcheck disable=SC2086 # -w N: words
+	if expect fifomany 0 env $ev "$X" $wk $P fifomany r "$T/a" : $P fifomany r "$T/a" : \
+		$P fifomany r "$T/a" : $P fifomany w "$T/a" 20000 &&
+		[ "$(lines '^fifomany wrote 20000$')" = 1 ] && [ "$(lines '^fifomany read ')" = 3 ] &&
+		[ "$(awk '/^fifomany read/ { n += $3; s += $4 } END { print n, s }' "$T/out")" = \
+			"20000 200010000" ]; then
+		ok "three readers of one FIFO share 20000 records, none lost or read twice ($e)"
+	else no "three readers of one FIFO share 20000 records, none lost or read twice ($e)"; fi
+done
+
 # A regular file read out of the page cache, through an O_NONBLOCK descriptor (RWF_NOWAIT's
 # EAGAIN for a page on disk reached the ULP before), blocking and by pread (the ring reads it
 # while the ULP is parked, ULP_IO_RING_RW=2; natively with 0): the bytes a process reads.

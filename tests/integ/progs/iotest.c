@@ -28,6 +28,8 @@
  *                               SO_RCVTIMEO of a socket dup2'ed over a FIFO); O_NONBLOCK pipes
  *                               and FIFOs give EAGAIN
  *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
+ *   fifomany r FIFO | w FIFO N   readers of one FIFO and a writer of N records: each record
+ *                               reaches one reader ("fifomany read COUNT SUM", "... wrote N")
  *   coldread FILE               read FILE, evicted from the page cache before each pass,
  *                               through an O_NONBLOCK descriptor (which means nothing to a
  *                               regular file), blocking, and by pread: bytes and hash of each
@@ -284,6 +286,37 @@ static int do_bulk(char **av)
 	if (fd < 0)
 		fail("open %s", av[1]);
 	return bulk(fd, w, atol(av[2]));
+}
+
+/* Several readers of one FIFO and a writer of N 8-byte records 1..N (each write atomic, each
+ * read asks 8 bytes): every record reaches exactly one reader. r prints how many records it
+ * got and their sum; w prints what it wrote. */
+static int do_fifomany(char **av)
+{
+	int w = !strcmp(av[0], "w"), fd = open(av[1], w ? O_WRONLY : O_RDONLY);
+	unsigned long long sum = 0, rec;
+	long n = 0, i;
+	ssize_t r;
+
+	if (fd < 0)
+		fail("open %s", av[1]);
+	if (w) {
+		for (i = 1; i <= atol(av[2]); i++) {
+			rec = (unsigned long long)i;
+			if (write(fd, &rec, sizeof(rec)) != (ssize_t)sizeof(rec))
+				fail("%s", "write");
+		}
+		printf("fifomany wrote %ld\n", i - 1);
+		return 0;
+	}
+	while ((r = read(fd, &rec, sizeof(rec))) == (ssize_t)sizeof(rec)) {
+		sum += rec;
+		n++;
+	}
+	if (r != 0)
+		fail("%s", r < 0 ? "read" : "read: a short record");
+	printf("fifomany read %ld %llu\n", n, sum);
+	return 0;
 }
 
 /* One call of HOW that blocks MS milliseconds, checked: it times out, not early. */
@@ -737,6 +770,8 @@ int main(int argc, char **argv)
 		return do_tcp(argv + 2);
 	if (!strcmp(mode, "bulk") && argc >= 5)
 		return do_bulk(argv + 2);
+	if (!strcmp(mode, "fifomany") && argc >= 4)
+		return do_fifomany(argv + 2);
 	if (!strcmp(mode, "tcpbulk") && argc >= 5)
 		return bulk(tcp_connection(argv + 2), strcmp(argv[2], "server") != 0,
 			    atol(argv[4]));
