@@ -4,13 +4,15 @@
  *
  * Each call is first tried without blocking, in one system call where the kernel offers a way
  * (preadv2/pwritev2 with RWF_NOWAIT, MSG_DONTWAIT, a zero timeout), so a call that would not block
- * costs the trap and nothing more. Only when it would block is a poll armed on the task's ring
- * and the ULP parked; once the descriptor is ready the call is redone. Data is never moved by the
- * ring, so an interrupted wait loses nothing. File status flags are never changed: a pipe or
- * terminal shared with other processes keeps its O_NONBLOCK as it is. A descriptor the program
- * itself made non-blocking gets the kernel's answer (EAGAIN). Files whose driver cannot say
- * "would block" (RWF_NOWAIT refused) are polled with a zero timeout and read natively once ready;
- * a regular file is always ready, so its I/O stays native.
+ * costs the trap and nothing more. Only when it would block is the ULP parked on the task's
+ * ring: a read (of a FIFO, a socket, a file waiting for the disk) is done by the ring itself, and
+ * a read the cancel of an interrupted wait did not stop in time is the call's result; any other
+ * call arms a poll and is redone once the descriptor is ready, so its interrupted wait loses
+ * nothing. File status flags are never changed: a pipe or terminal shared with other processes
+ * keeps its O_NONBLOCK as it is. A descriptor the program itself made non-blocking gets the
+ * kernel's answer (EAGAIN). Other files whose driver cannot say "would block" (RWF_NOWAIT
+ * refused) are polled with a zero timeout and read or written natively once ready; a regular
+ * one (/proc, /sys) is always ready, so its I/O stays native.
  *
  * Signals: a signal whose handler the ULP installed ends its parked call with EINTR, or goes on
  * waiting when the handler has SA_RESTART and the kernel would restart the call (read, write,
@@ -113,7 +115,7 @@ static long long sock_timeo(int fd, int opt)
 static long park_fd(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb, int fd,
 		    unsigned ev, long long deadline)
 {
-	struct ulp_io_op op = {ULP_IO_POLL, fd, ev, NULL, 0, 0};
+	struct ulp_io_op op = {.kind = ULP_IO_POLL, .fd = fd, .events = ev};
 
 	for (;;) {
 		wt->ts_set = 0;
@@ -289,7 +291,11 @@ static long long sock_deadline_note(int fd, unsigned ev, uint32_t *word)
 static long read_parked(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c,
 			long long deadline)
 {
-	struct ulp_io_op op = {ULP_IO_READV, c->fd, 0, c->iov, (unsigned)c->cnt, c->off};
+	struct ulp_io_op op = {.kind = ULP_IO_READV,
+			       .fd = c->fd,
+			       .addr = c->iov,
+			       .len = (unsigned)c->cnt,
+			       .off = c->off};
 	struct ulp_io_wait wt;
 
 	ulp_io_wait_init(io, &wt, cb, 1);
@@ -329,10 +335,11 @@ static int is_regular(int fd)
 /*
  * A blocking read with the ring doing what would block. System calls: the try without blocking,
  * and nothing more when it goes through; else the ring's submission. A file that refused
- * RWF_NOWAIT (a FIFO, a terminal) is noted so in the descriptor table (fds.c) and its next reads
- * skip the try: a FIFO ping-pong's read is two system calls (O_NONBLOCK's look, the
- * submission). -EOPNOTSUPP: the file refused RWF_NOWAIT and
- * this kernel's ring would read it in io-wq (ulp_io_ring_rw 1): the caller polls.
+ * RWF_NOWAIT, and that it is a FIFO or a socket, are noted in the descriptor table (fds.c), and
+ * its next reads skip the try and the fstat: a FIFO ping-pong's read is two system calls
+ * (O_NONBLOCK's look, the submission). -EOPNOTSUPP: the file refused RWF_NOWAIT and is no FIFO,
+ * socket or regular file (a terminal), or this kernel's ring would read it in io-wq
+ * (ulp_io_ring_rw 1): the caller polls.
  */
 static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32_t *word)
 {
@@ -517,7 +524,7 @@ static long do_sock(struct ulp_cb *cb, long nr, long *a)
 static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
 {
 	struct ulp_io *io = ulp_io_self();
-	struct ulp_io_op op = {0, (int)a[0], 0, (const void *)a[1], (unsigned)a[2], 0};
+	struct ulp_io_op op = {.fd = (int)a[0], .addr = (const void *)a[1], .len = (unsigned)a[2]};
 	struct ulp_io_wait wt;
 	long r;
 
@@ -588,7 +595,11 @@ static long do_open(struct ulp_cb *cb, long nr, long *a)
 	int flags = (int)(nr == SYS_openat ? a[2] : a[1]);
 	unsigned mode = (unsigned)(nr == SYS_openat ? a[3] : a[2]);
 	struct ulp_io *io = ulp_io_self();
-	struct ulp_io_op op = {ULP_IO_OPENAT, (int)dirfd, (unsigned)flags, path, mode, 0};
+	struct ulp_io_op op = {.kind = ULP_IO_OPENAT,
+			       .fd = (int)dirfd,
+			       .events = (unsigned)flags,
+			       .addr = path,
+			       .len = mode};
 	struct ulp_io_wait wt;
 	struct stat st;
 	char abs[4096];
@@ -636,7 +647,7 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 	if (!ulp_io_self() || n > ULP_IO_WAIT_FDS_MAX)
 		return -ENOSYS;
 	for (i = 0; i < n; i++)
-		ops[i] = (struct ulp_io_op){ULP_IO_POLL, fds[i], events, NULL, 0, 0};
+		ops[i] = (struct ulp_io_op){.kind = ULP_IO_POLL, .fd = fds[i], .events = events};
 	ulp_io_wait_init(ulp_io_self(), &wt, cb, intr);
 	wait_deadline(&wt, now_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000LL);
 	ulp_io_park(ulp_io_self(), &wt, ops, n);
@@ -705,8 +716,9 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 			for (i = 0, n = 0; i < nfds; i++)
 				if (fds[i].fd >= 0)
 					ops[n++] = (struct ulp_io_op){
-					    ULP_IO_POLL, fds[i].fd, (unsigned short)fds[i].events,
-					    NULL,	 0,	    0};
+					    .kind = ULP_IO_POLL,
+					    .fd = fds[i].fd,
+					    .events = (unsigned short)fds[i].events};
 			r = park_many(cb, ops, n, deadline);
 		}
 		if (r < 0 || r == 1) {
@@ -771,7 +783,7 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 				for (fd = 0; fd < nfds; fd++)
 					if (copy[i][fd / 64] & (1ul << (fd % 64)))
 						ops[n++] = (struct ulp_io_op){
-						    ULP_IO_POLL, fd, ev[i], NULL, 0, 0};
+						    .kind = ULP_IO_POLL, .fd = fd, .events = ev[i]};
 			}
 			r = park_many(cb, ops, n, deadline);
 			if (r < 0 || r == 1) {
@@ -800,7 +812,7 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 static long do_epoll(struct ulp_cb *cb, long nr, long *a)
 {
 	long long deadline = 0;
-	struct ulp_io_op op = {ULP_IO_POLL, (int)a[0], POLLIN, NULL, 0, 0};
+	struct ulp_io_op op = {.kind = ULP_IO_POLL, .fd = (int)a[0], .events = POLLIN};
 	long r;
 
 	if (!ulp_io_self())
