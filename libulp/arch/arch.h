@@ -76,6 +76,10 @@ void ulp_arch_trap_args(void *uc, long args[6]);
 void ulp_arch_trap_set_ret(void *uc, long v);
 uintptr_t ulp_arch_trap_pc(void *uc);
 uintptr_t ulp_arch_trap_sp(void *uc);
+/* The call number a fast path's context makes for real (ulp_arch_fast_hook), and where a trap's
+ * context resumes (with what the syscall instruction leaves of it, as after a syscall there). */
+void ulp_arch_trap_set_nr(void *uc, long nr);
+void ulp_arch_trap_set_pc(void *uc, uintptr_t pc);
 
 /*
  * A thread's complete user register state, to start a ULP thread where clone(2) returns in the
@@ -94,7 +98,8 @@ unsigned long *ulp_arch_trap_sigmask(void *uc);
  * Fast system calls (x86_64 only so far: fastcall.c says how a site is verified and rewritten).
  * The hook is the kernel layer's: given the context a trap would have carried and the call
  * number, it emulates the call (result in the context's return register) and returns 0, or returns
- * 1 and the call is made for real, where the seccomp trap sees it.
+ * 1 and a call is made for real, where the seccomp trap sees it: the context's, with its registers
+ * as the hook left them (the same call, or another number: ulp_arch_trap_set_nr).
  */
 #define ULP_FAST_SLOT 128 /* bytes of one site's trampoline, a power of two */
 typedef int (*ulp_arch_fast_hook)(void *uc, long nr);
@@ -102,8 +107,10 @@ typedef int (*ulp_arch_fast_hook)(void *uc, long nr);
 int ulp_arch_fast_init(ulp_arch_fast_hook hook);
 /* Rewrite the site whose syscall instruction ends at pc (lo, hi: the partition holding it) to go
  * through the trampoline written at slot (writable, ULP_FAST_SLOT bytes, within 2 GiB of pc).
+ * alone: the ULP has no other thread; else none of them runs on another CPU meanwhile, and the
+ * site is rewritten only where that is safe for a thread that resumes later (fastcall.c).
  * 0, or -errno: the site was left as it was. */
-int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot);
+int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone);
 /* For tests: bounds of the function holding site (its object's .eh_frame_hdr), and whether
  * decoding [lo, hi) ends at hi with boundaries at want[0..n) (sorted). 0 or -1. */
 int ulp_arch_fast_func(uintptr_t lo, uintptr_t hi, uintptr_t site, uintptr_t *flo, uintptr_t *fhi);

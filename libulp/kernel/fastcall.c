@@ -11,11 +11,16 @@
  * maps and the program cannot unmap (sys_mem.c keeps it out of the ULP's range): one header page,
  * read-write, and FAST_NSLOTS slots in read-only executable pages.
  *
- * A site is rewritten only while its ULP has one thread: the thread rewriting it is in the trap
- * handler, so no thread can be executing the bytes being changed. Sites first used later keep
- * trapping. Calls are emulated on the fast path only while the ULP has one thread, too: the
- * signal mask is per thread, and the fast path only knows whether the ULP's one thread blocks
- * signals (ulp_fast_sigmask); with more, the trampolines make the real syscall, which traps.
+ * A site is rewritten while its ULP has one thread (the thread rewriting it is in the trap
+ * handler, so no thread can be executing the bytes being changed), or while none of its other
+ * threads runs on another worker, where the architecture can change it with one atomic store that
+ * a stopped thread cannot be inside of (ulp_arch_fast_patch's alone). Calls are emulated on the
+ * fast path while the calling thread blocks no signal (the context it builds carries an empty
+ * mask). With other threads, a signal due when the call ends is not run on that context (no
+ * unwind information leads through the trampoline: glibc's asynchronous cancellation unwinds
+ * from the handler): the call's result is kept and the trampoline makes a real trapped call,
+ * ULP_ARCH_SYS_FAST_RETURN, whose handler returns the result at the call's own pc, from a signal
+ * frame of the kernel, where the trap's return runs the signal as for any trapped call.
  */
 #include "proc.h"
 #include "sys.h"
@@ -45,7 +50,7 @@ struct fast_refused {
 struct fast_area {
 	uint32_t used;	   /* slots taken */
 	uint32_t nrefused; /* refusals so far; the last FAST_NREFUSED are kept */
-	uint32_t masked;   /* the ULP blocks signals: see ulp_fast_sigmask */
+	uint32_t busy;	   /* a thread of the ULP is rewriting (ulp_fast_rewrite) */
 	uint32_t pad;
 	struct fast_refused refused[FAST_NREFUSED]; /* not tried again */
 };
@@ -61,7 +66,7 @@ int ulp_fast_on(void)
 }
 
 /* The calls whose sites are rewritten: their handlers use nothing of the context but the
- * arguments, the mask (none blocked: ulp_fast_sigmask) and the registers a ULP's signal handler may
+ * arguments, the mask (none blocked: fast_masked) and the registers a ULP's signal handler may
  * look at. fork, clone, exec, exit and the signal calls keep the trap's real signal frame. The
  * calls that make descriptors (socket ... fcntl: fds.c) are the call and a record. openat, the
  * memory calls, gettid and readlinkat: what a program and its libraries make most while they
@@ -117,16 +122,53 @@ static struct fast_area *area_of(struct ulp_cb *cb)
 	return (struct fast_area *)(cb->part_lo + ULP_CB_SIZE - FAST_AREA);
 }
 
+/* The calling thread blocks signals: its calls take the trap, whose frame carries its mask. */
+static int fast_masked(struct ulp_cb *cb)
+{
+	return *ulp_sig_mask(cb) != 0;
+}
+
 /* Called by a trampoline (through the arch entry) with the context of the call. */
 static int fast_hook(void *uc, long nr)
 {
 	struct ulp_cb *cb = ulp_current_cb();
+	struct ulp_uthread *u;
+	long r;
 
-	if (!cb || cb->magic != ULP_CB_MAGIC || !fast_nr(nr) || area_of(cb)->masked ||
-	    ulp_sys_in_child() || (cb->tg && cb->tg->nlive > 1))
+	if (!cb || cb->magic != ULP_CB_MAGIC || !fast_nr(nr) || ulp_sys_in_child() ||
+	    fast_masked(cb))
 		return 1;
-	ulp_trap_call(cb, nr, uc);
-	return 0;
+	if (!cb->tg || cb->tg->nlive <= 1) {
+		ulp_trap_call(cb, nr, uc);
+		return 0;
+	}
+	u = ulp_tg_current(cb);
+	if (!u)
+		return 1;
+	if (!ulp_trap_call_fast(cb, nr, uc, &r))
+		return 0;
+	/* a signal is due: returned through the trap (ulp_sys_fast_return) */
+	u->fast_ret = r;
+	u->fast_pc = ulp_arch_trap_pc(uc);
+	ulp_arch_trap_set_nr(uc, ULP_ARCH_SYS_FAST_RETURN);
+	return 1;
+}
+
+int ulp_fast_in_slots(struct ulp_cb *cb, uintptr_t pc)
+{
+	return pc >= (uintptr_t)area_of(cb) + FAST_PAGE && pc < cb->part_lo + ULP_CB_SIZE;
+}
+
+long ulp_sys_fast_return(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	struct ulp_uthread *u = cb->tg && !ulp_sys_in_child() ? ulp_tg_current(cb) : NULL;
+
+	/* the program's own call of this number: the kernel has none */
+	if (!u || !u->fast_pc || !ulp_fast_in_slots(cb, ulp_arch_trap_pc(s->uc)))
+		return -ENOSYS;
+	ulp_arch_trap_set_pc(s->uc, u->fast_pc);
+	u->fast_pc = 0;
+	return u->fast_ret;
 }
 
 void ulp_fast_init(void)
@@ -142,19 +184,6 @@ void ulp_fast_init(void)
 	fast_on = ulp_arch_fast_init(fast_hook) == 0;
 }
 
-/*
- * The fast path builds its context with an empty signal mask. Masks are the runtime's (signal.c:
- * the kernel's mask of a worker never blocks a ULP's signal), so nothing is lost by that; still,
- * while a ULP blocks signals its calls all take the trap, as before: after each rt_sigprocmask
- * the thread's mask decides.
- */
-void ulp_fast_sigmask(struct ulp_cb *cb)
-{
-	if (!fast_on || ulp_sys_in_child())
-		return;
-	area_of(cb)->masked = *ulp_sig_mask(cb) != 0;
-}
-
 void ulp_fast_exec(struct ulp_cb *cb)
 {
 	struct fast_area *a = area_of(cb);
@@ -163,12 +192,10 @@ void ulp_fast_exec(struct ulp_cb *cb)
 		return;
 	a->used = 0;
 	a->nrefused = 0;
-	a->masked = cb->sig.mask != 0;
 }
 
-int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch)
+static int rewrite(struct ulp_cb *cb, struct fast_area *a, uintptr_t pc, ulp_fast_patch_fn patch)
 {
-	struct fast_area *a = area_of(cb);
 	uintptr_t slot, page, refuse[2] = {pc, pc + 1};
 	unsigned i;
 	int rc;
@@ -196,22 +223,45 @@ int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch)
 	return rc;
 }
 
-static int fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
+int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch)
 {
-	return ulp_arch_fast_patch(pc, lo, hi, slot);
+	struct fast_area *a = area_of(cb);
+	int rc;
+
+	/* two threads of the ULP trapping at once on two workers: one rewrites */
+	if (__atomic_exchange_n(&a->busy, 1, __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+	rc = rewrite(cb, a, pc, patch);
+	__atomic_store_n(&a->busy, 0, __ATOMIC_RELEASE);
+	return rc;
+}
+
+/* The ULP has one thread: the one in the trap handler. */
+static int patch_alone(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
+{
+	return ulp_arch_fast_patch(pc, lo, hi, slot, 1);
+}
+
+static int patch_shared(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
+{
+	return ulp_arch_fast_patch(pc, lo, hi, slot, 0);
 }
 
 void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc)
 {
 	uintptr_t pc;
+	int alone;
 
-	if (!fast_on || !fast_nr(nr) || area_of(cb)->masked)
-		return;
-	if (ulp_sys_in_child() || (cb->tg && cb->tg->nlive > 1))
+	if (!fast_on || !fast_nr(nr) || ulp_sys_in_child() || fast_masked(cb))
 		return;
 	pc = ulp_arch_trap_pc(uc);
 	/* a trampoline's own syscall (a call it does not emulate), or not the ULP's code */
 	if (pc < cb->part_lo + ULP_CB_SIZE || pc >= cb->part_hi)
 		return;
-	ulp_fast_rewrite(cb, pc, fast_patch);
+	/* MPI ranks make most of their calls once their libraries' threads exist (UCX's progress
+	 * thread); glibc's calls then use other sites (its cancellable ones) */
+	alone = !cb->tg || cb->tg->nlive <= 1;
+	if (!alone && ulp_sched_owner_runs_elsewhere(ulp_worker_self(), cb))
+		return; /* a later trap of this site tries again */
+	ulp_fast_rewrite(cb, pc, alone ? patch_alone : patch_shared);
 }

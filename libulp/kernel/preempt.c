@@ -135,8 +135,16 @@ static void kicked(void *ucv)
 	if (!cb || cb->magic != ULP_CB_MAGIC)
 		return;
 	ulp_tg_kick(cb, ucv);
-	if (pc >= cb->part_lo && pc < cb->part_hi)
+	if (pc >= cb->part_lo && pc < cb->part_hi && !ulp_fast_in_slots(cb, pc))
 		ulp_sig_deliver(cb, ucv);
+}
+
+/* At a tick that interrupted t's own code: its ULP's end, signals due to it. */
+static void tick_deliver(struct ulp_task *t, void *ucv)
+{
+	ulp_tg_kick(t->owner, ucv);
+	if (!ulp_fast_in_slots(t->owner, ulp_arch_trap_pc(ucv)))
+		ulp_sig_deliver(t->owner, ucv);
 }
 
 static void tick_handler(int sig, siginfo_t *si, void *ucv)
@@ -162,8 +170,7 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	ulp_io_poll(w);
 	/* A thread of a dying ULP that spins without system calls (MPI progress loops) ends
 	 * here, as it would at a trap's return; so does one resumed below. */
-	ulp_tg_kick(t->owner, ucv);
-	ulp_sig_deliver(t->owner, ucv);
+	tick_deliver(t, ucv);
 	w = ulp_worker_self(); /* a handler may have parked the ULP */
 	iw = ulp_io_worker(w);
 	if (!iw)
@@ -189,8 +196,7 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	uc->uc_stack.ss_size = ULP_ALTSTACK_SIZE;
 	uc->uc_stack.ss_flags = 0;
 	/* Its ULP's end or signals posted to it while it waited its turn. */
-	ulp_tg_kick(t->owner, ucv);
-	ulp_sig_deliver(t->owner, ucv);
+	tick_deliver(t, ucv);
 }
 
 static void wake_handler(int sig, siginfo_t *si, void *uc)

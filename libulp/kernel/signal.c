@@ -394,6 +394,17 @@ int ulp_sig_deliver(struct ulp_cb *cb, void *uc)
 	return n;
 }
 
+int ulp_sig_due(struct ulp_cb *cb)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+	struct ulp_uthread *u = ulp_tg_current(cb);
+	unsigned long pend = r ? atomic_load(&r->pend) : 0;
+
+	if (u)
+		pend |= atomic_load(&u->sigpending);
+	return (pend & ~*ulp_sig_mask(cb)) != 0;
+}
+
 int ulp_sig_would_interrupt(int pvid)
 {
 	struct sigrec *r = rec_of(pvid);

@@ -754,9 +754,9 @@ void ulp_tg_kick(struct ulp_cb *cb, void *uc)
 {
 	uintptr_t pc = ulp_arch_trap_pc(uc);
 
-	/* Only where the thread runs its own code: inside the runtime (a trap in progress) the
-	 * trap's own return does it. */
-	if (cb->tg && in_region(cb, pc, 1))
+	/* Only where the thread runs its own code: inside the runtime (a trap in progress, or a
+	 * trampoline of the fast path) the trap's or the fast call's own return does it. */
+	if (cb->tg && in_region(cb, pc, 1) && !ulp_fast_in_slots(cb, pc))
 		ulp_tg_trap_return(cb, uc);
 }
 

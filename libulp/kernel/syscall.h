@@ -52,12 +52,17 @@ extern const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX];
 /* Run the handler of call nr for cb with the trap context uc, as the SIGSYS handler does (result
  * in uc's return register, then the thread's pending signals). trap.c. */
 void ulp_trap_call(struct ulp_cb *cb, long nr, void *uc);
+/* The same for the fast path of a ULP with other threads, but for the signals: 1 (result in *ret)
+ * when one is due, which the caller runs from a kernel signal frame (fastcall.c); else 0. */
+int ulp_trap_call_fast(struct ulp_cb *cb, long nr, void *uc, long *ret);
 
 /* Fast path (fastcall.c): read ULP_FASTCALL and set up, once, before any ULP runs; a trap of call
- * nr at the site in uc (may rewrite that site); after a ULP's rt_sigprocmask. */
+ * nr at the site in uc (may rewrite that site). */
 void ulp_fast_init(void);
 void ulp_fast_trapped(struct ulp_cb *cb, long nr, void *uc);
-void ulp_fast_sigmask(struct ulp_cb *cb);
+/* pc lies in cb's trampolines: the runtime's code, where no signal of the ULP runs (a handler
+ * would see it interrupted there; the fast path's end or the next tick runs it). */
+int ulp_fast_in_slots(struct ulp_cb *cb, uintptr_t pc);
 /* The ULP execs (exec.c): the old program's rewritten sites are gone, its mask stays. */
 void ulp_fast_exec(struct ulp_cb *cb);
 /* 1 when rewriting is on (ULP_FASTCALL is not 0 and the CPU allows it). */
@@ -132,6 +137,8 @@ ulp_sys_handler ulp_sys_std_call;
 /* calls that make descriptors (fds.c): one returned (ulp_sys_fd_new: open_by_handle_at,
  * socket, dup, eventfd...), or two written to an int[2] (ulp_sys_fd_pair: pipe, socketpair) */
 ulp_sys_handler ulp_sys_fd_new, ulp_sys_fd_pair;
+/* the fast path's return through the trap (fastcall.c) */
+ulp_sys_handler ulp_sys_fast_return;
 
 /* Calls the filter traps only for some values of their second argument (the low 32 bits), or
  * (std set) when one of their descriptor arguments (ulp_sys_fd_args) is 0, 1 or 2 (a ULP's own

@@ -146,7 +146,7 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ucv)
 
 /* Call fn for a ULP that has its own 0-2 (stdfds.c): with them in its arguments and in the
  * descriptors poll and select read in memory, which get the program's numbers back after. */
-static void std_call(struct ulp_cb *cb, struct ulp_sys *call, ulp_sys_fn fn)
+static long std_call(struct ulp_cb *cb, struct ulp_sys *call, ulp_sys_fn fn)
 {
 	struct ulp_std_undo undo;
 	long r;
@@ -155,14 +155,16 @@ static void std_call(struct ulp_cb *cb, struct ulp_sys *call, ulp_sys_fn fn)
 	ulp_std_mem_in(cb, call, &undo);
 	r = fn ? fn(cb, call) : -ENOSYS;
 	ulp_std_mem_out(call, &undo, r);
-	ulp_arch_trap_set_ret(call->uc, r);
+	return r;
 }
 
-void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
+/* The call itself: its result, also in the context. */
+static long trap_run(struct ulp_cb *cb, long nr, void *ucv)
 {
 	struct ulp_task *self;
 	struct ulp_sys call;
 	ulp_sys_fn fn;
+	long r;
 
 	call.nr = nr;
 	call.uc = ucv;
@@ -173,15 +175,19 @@ void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
 	self->in_syscall = (uint32_t)call.nr + 1; /* a plain store: what a parked call waits in */
 	self->spins = 0;			  /* it entered the runtime: not a pure spinner */
 	if (ulp_sys_in_child()) /* a fork child of the ULP: a process of its own (sys_fork.c) */
-		ulp_arch_trap_set_ret(ucv, ulp_sys_child(cb, &call));
+		r = ulp_sys_child(cb, &call);
 	else if (cb->std_own[0] | cb->std_own[1] | cb->std_own[2])
-		std_call(cb, &call, fn); /* it redirected its own 0-2 (stdfds.c) */
+		r = std_call(cb, &call, fn); /* it redirected its own 0-2 (stdfds.c) */
 	else
-		ulp_arch_trap_set_ret(ucv, fn ? fn(cb, &call) : -ENOSYS);
+		r = fn ? fn(cb, &call) : -ENOSYS;
+	ulp_arch_trap_set_ret(ucv, r);
 	self->in_syscall = 0;
-	/* A mask that the fast path could not carry (fastcall.c). */
-	if (nr == SYS_rt_sigprocmask && call.a[1])
-		ulp_fast_sigmask(cb);
+	return r;
+}
+
+void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
+{
+	trap_run(cb, nr, ucv);
 	/* A fork child's threads stay where they are: the frame holds their own setting (a thread
 	 * made there has none, or the program's; the worker's would be shared by them all). */
 	if (!ulp_sys_in_child())
@@ -195,6 +201,17 @@ void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
 	 * signal.c): a frame left by an abandoned handler frame must not bring one back. */
 	if (!ulp_sys_in_child())
 		*ulp_arch_trap_sigmask(ucv) &= ULP_RT_SIGMASK;
+}
+
+int ulp_trap_call_fast(struct ulp_cb *cb, long nr, void *ucv, long *ret)
+{
+	*ret = trap_run(cb, nr, ucv);
+	if (ulp_sig_due(cb))
+		return 1;
+	/* its ULP is dying: the thread ends here, as at a trap's return (nothing due to run) */
+	if (cb->tg->dying)
+		ulp_tg_trap_return(cb, ucv);
+	return 0;
 }
 
 static void fault_handler(int sig, siginfo_t *si, void *ucv)

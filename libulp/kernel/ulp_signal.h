@@ -66,6 +66,9 @@ int ulp_sig_would_interrupt(int pvid);
 int ulp_sig_interrupts(int pvid, unsigned long set);
 /* Pending for cb, any thread (sigpending). */
 unsigned long ulp_sig_pending(struct ulp_cb *cb);
+/* 1 when a signal pending for cb, or for its calling thread, is not blocked by that thread: what
+ * ulp_sig_deliver and ulp_tg_deliver would run now. */
+int ulp_sig_due(struct ulp_cb *cb);
 /* Take one of `want` from cb's pending set: its number and siginfo, or 0. */
 int ulp_sig_take(struct ulp_cb *cb, unsigned long want, siginfo_t *si);
 /* What the ULP's threads block (for parked calls, which have no frame to read it from) and the

@@ -56,6 +56,9 @@ struct ulp_uthread {
 	/* first start (clone) */
 	unsigned long start_mask;
 	struct ulp_arch_regs regs;
+	/* a fast call's result, returned through the trap (fastcall.c); fast_pc 0: none */
+	long fast_ret;
+	uintptr_t fast_pc;
 };
 
 /* Per ULP: its threads and how the ULP ends. Created with the first thread-identity call. */

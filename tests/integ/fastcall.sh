@@ -62,6 +62,28 @@ for prog in fastcall fastcall_dyn; do
 	fi
 done
 
+# A ULP with two threads: libc's cancellable sites, first used then, are rewritten too; calls,
+# a signal ending a parked write (its handler runs before the write returns, on the program's
+# code) and a cancellation there give what the process gives.
+for prog in fastcall_mt fastcall_mt_dyn; do
+	P=$B/tests/integ/$prog
+	expect "$prog process" 0 "$P" && grep -v '^sites' "$T/out" >"$T/proc"
+	for f in 0 1; do
+		sites="original original"
+		[ $f = 1 ] && sites="rewritten rewritten"
+		if expect "$prog $f" 0 env ULP_FASTCALL=$f "$B/bin/ulpexec" "$P" &&
+			grep -v '^sites' "$T/out" | cmp -s - "$T/proc" &&
+			grep -q 'calls: 2000 rounds, 0 wrong' "$T/proc" &&
+			grep -q '20 of 20 gave EINTR after the handler ran, 0 handled outside' "$T/proc" &&
+			grep -q '5 of 5 cancelled' "$T/proc" &&
+			[ "$(lines "^sites of write: $sites\$")" = 1 ]; then
+			ok "$prog: two threads, ULP_FASTCALL=$f: calls, a signal and a cancel in a parked write give the process's results (write's sites: $sites)"
+		else
+			no "$prog: two threads, ULP_FASTCALL=$f: calls, a signal and a cancel in a parked write give the process's results"
+		fi
+	done
+done
+
 sums >"$T/after"
 if cmp -s "$T/before" "$T/after"; then
 	ok "libc and the programs on disk are byte-identical after the runs"

@@ -11,7 +11,8 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/fdends $(INTEG)/fdends_dyn $(INTEG)/fdends_nopie \
 	$(INTEG)/stdfds $(INTEG)/stdfds_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
-	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn
+	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn \
+	$(INTEG)/fastcall_mt $(INTEG)/fastcall_mt_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
 $(INTEG)/%: tests/integ/progs/%.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
@@ -37,7 +38,7 @@ $(INTEG)/exec_nopie: tests/integ/progs/crash.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -Iinclude -fno-pie -no-pie -static -o $@ $^
 # Threaded guests (tests/integ/threads.sh, spinyield.sh): plain programs, no libpvas-guest.
-PTHREAD_PROGS := threads spinwait
+PTHREAD_PROGS := threads spinwait fastcall_mt
 $(addprefix $(INTEG)/,$(PTHREAD_PROGS)): $(INTEG)/%: tests/integ/progs/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -static-pie -pthread -o $@ $<

@@ -15,6 +15,12 @@
  * syscall did; a branch to the syscall traps as before. No other byte changes, so no other branch
  * target can be affected (a target inside the mov would be inside an instruction).
  *
+ * When the ULP has other threads (none running on another CPU: the caller checked; one resumed
+ * meanwhile starts in the runtime), only such a one-instruction window is rewritten, its 5 bytes
+ * in one aligned 16-byte block and written with one atomic store, as wait loops are
+ * (spin_patch.c): a thread stopped there is at the mov's start or past it, and the mprotect that
+ * ends the write serializes every CPU of the address space (a TLB flush) before it runs them.
+ *
  * The trampoline (a 128-byte slot, ULP_FAST_SLOT, in the runtime-owned part of the partition):
  *    0: address after the syscall (what the call's rip is), 8: address of ulp_arch_fast_entry
  *   16: mov $NR,%eax                      the displaced instruction
@@ -115,11 +121,16 @@ int ulp_arch_fast_dispatch(struct ulp_fast_frame *f, void *xsave)
 	uintptr_t slot = f->ret & ~(uintptr_t)(ULP_FAST_SLOT - 1);
 	uint64_t pc = *(const uint64_t *)slot;
 	ucontext_t uc;
+	int rc;
 
 	frame_to_uc(f, pc, xsave, &uc);
-	if (!fast_hook || fast_hook(&uc, (long)f->rax))
+	if (!fast_hook)
 		return 1;
+	rc = fast_hook(&uc, (long)f->rax);
 	uc_to_frame(&uc, f);
+	if (rc)
+		return 1; /* made for real by the trampoline, with the registers as the hook left
+			     them */
 	/* What the syscall instruction leaves there: the return address and the flags. */
 	f->rcx = pc;
 	f->r11 = f->rflags;
@@ -326,7 +337,7 @@ int ulp_x86_no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t
 
 /* ---- rewriting it ---- */
 
-int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot)
+int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone)
 {
 	uintptr_t site = pc - 2, w, p, flo, fhi;
 	const uint8_t *s = (const uint8_t *)site;
@@ -346,6 +357,11 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	w = window(&o, site, flo, fhi);
 	if (!w)
 		return -EILSEQ;
+	/* Other threads (stopped: the caller checked): one instruction under the jmp, so none can
+	 * be stopped inside it, written with one atomic store (see the top of this file). */
+	if (!alone &&
+	    (ulp_insn_decode((const uint8_t *)w, site - w, &in) < 5 || !ulp_x86_jmp_atomic(w)))
+		return -EBUSY;
 	/* Both jumps must reach: window -> slot and slot -> back. */
 	rel = (int64_t)(slot + 16) - (int64_t)(w + 5);
 	back = (int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT);
@@ -404,7 +420,53 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 #undef D32
 #undef LEA_UP
 	/* The window: only its first 5 bytes change */
-	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, NULL);
+	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, alone ? NULL : ulp_x86_store_jmp);
+}
+
+static int cas16(uint64_t *p, uint64_t olo, uint64_t ohi, uint64_t nlo, uint64_t nhi)
+{
+	uint8_t ok;
+
+	__asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
+			 : "=q"(ok), "+m"(*(volatile uint64_t(*)[2])p), "+a"(olo), "+d"(ohi)
+			 : "b"(nlo), "c"(nhi)
+			 : "memory", "cc");
+	return ok;
+}
+
+/* The 5 bytes of jmp at site, with one atomic store when they lie in one aligned 16-byte block;
+ * else byte by byte (the caller knows no other thread exists). */
+int ulp_x86_store_jmp(uintptr_t site, const uint8_t jmp[5])
+{
+	unsigned a, b, c, d;
+
+	if ((site & 15) + 5 > 16) {
+		memcpy((void *)site, jmp, 5);
+		return 0;
+	}
+	if ((site & 7) + 5 <= 8) {
+		uint64_t *w = (uint64_t *)(site & ~(uintptr_t)7), v = *w;
+
+		memcpy((uint8_t *)&v + (site & 7), jmp, 5);
+		__atomic_store_n(w, v, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 13))) /* CMPXCHG16B */
+		return -ENOSYS;
+	{
+		uint64_t *w = (uint64_t *)(site & ~(uintptr_t)15), v[2];
+
+		do {
+			v[0] = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
+			v[1] = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
+			uint64_t nv[2] = {v[0], v[1]};
+
+			memcpy((uint8_t *)nv + (site & 15), jmp, 5);
+			if (cas16(w, v[0], v[1], nv[0], nv[1]))
+				break;
+		} while (1);
+	}
+	return 0;
 }
 
 static int store_plain(uintptr_t site, const uint8_t jmp[5])

@@ -32,7 +32,6 @@
 #include "spinloop.h"
 #include "../arch.h"
 
-#include <cpuid.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -98,52 +97,6 @@ static int replay(struct tramp *tr, uintptr_t site, const struct ulp_insn *in)
 			return -1;
 		old = (int32_t)rel;
 		memcpy(tr->t + tr->n - in->len + d, &old, 4);
-	}
-	return 0;
-}
-
-static int cas16(uint64_t *p, uint64_t olo, uint64_t ohi, uint64_t nlo, uint64_t nhi)
-{
-	uint8_t ok;
-
-	__asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
-			 : "=q"(ok), "+m"(*(volatile uint64_t(*)[2])p), "+a"(olo), "+d"(ohi)
-			 : "b"(nlo), "c"(nhi)
-			 : "memory", "cc");
-	return ok;
-}
-
-/* The 5 bytes of jmp at site, with one atomic store when they lie in one aligned 16-byte block;
- * else byte by byte (the caller knows no other thread exists). */
-static int store_jmp(uintptr_t site, const uint8_t jmp[5])
-{
-	unsigned a, b, c, d;
-
-	if ((site & 15) + 5 > 16) {
-		memcpy((void *)site, jmp, 5);
-		return 0;
-	}
-	if ((site & 7) + 5 <= 8) {
-		uint64_t *w = (uint64_t *)(site & ~(uintptr_t)7), v = *w;
-
-		memcpy((uint8_t *)&v + (site & 7), jmp, 5);
-		__atomic_store_n(w, v, __ATOMIC_SEQ_CST);
-		return 0;
-	}
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 13))) /* CMPXCHG16B */
-		return -ENOSYS;
-	{
-		uint64_t *w = (uint64_t *)(site & ~(uintptr_t)15), v[2];
-
-		do {
-			v[0] = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
-			v[1] = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
-			uint64_t nv[2] = {v[0], v[1]};
-
-			memcpy((uint8_t *)nv + (site & 15), jmp, 5);
-			if (cas16(w, v[0], v[1], nv[0], nv[1]))
-				break;
-		} while (1);
 	}
 	return 0;
 }
@@ -250,5 +203,5 @@ int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	if (rc)
 		return rc;
 
-	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, store_jmp);
+	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, ulp_x86_store_jmp);
 }

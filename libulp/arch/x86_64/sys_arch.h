@@ -25,7 +25,13 @@
 	[SYS_readlink] = ulp_sys_readlink, [SYS_dup2] = ulp_sys_dup2,                              \
 	[SYS_creat] = ulp_sys_fd_new, [SYS_epoll_create] = ulp_sys_fd_new,                         \
 	[SYS_eventfd] = ulp_sys_fd_new, [SYS_signalfd] = ulp_sys_fd_new,                           \
-	[SYS_inotify_init] = ulp_sys_fd_new, [SYS_pipe] = ulp_sys_fd_pair
+	[SYS_inotify_init] = ulp_sys_fd_new, [SYS_pipe] = ulp_sys_fd_pair,                         \
+	[ULP_ARCH_SYS_FAST_RETURN] = ulp_sys_fast_return
+
+/* A number no x86_64 kernel has (335-423 are left free there): the fast path's return through
+ * the trap (libulp/kernel/fastcall.c); from a program's own code it gives -ENOSYS, as the
+ * kernel. */
+#define ULP_ARCH_SYS_FAST_RETURN 400
 
 /* their descriptor arguments (ulp_sys_fd_args) */
 #define ULP_ARCH_SYS_FD_ARGS [SYS_accept] = 1, [SYS_epoll_wait] = 1

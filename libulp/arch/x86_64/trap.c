@@ -31,6 +31,19 @@ void ulp_arch_trap_set_ret(void *ucv, long v)
 	((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RAX] = v;
 }
 
+void ulp_arch_trap_set_nr(void *ucv, long nr)
+{
+	((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RAX] = nr;
+}
+
+void ulp_arch_trap_set_pc(void *ucv, uintptr_t pc)
+{
+	greg_t *g = ((ucontext_t *)ucv)->uc_mcontext.gregs;
+
+	g[REG_RIP] = (greg_t)pc;
+	g[REG_RCX] = (greg_t)pc;
+}
+
 uintptr_t ulp_arch_trap_pc(void *ucv)
 {
 	return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];

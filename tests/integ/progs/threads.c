@@ -9,8 +9,9 @@
  * install: signal dispositions are per ULP, so ULPs may share a PVAS task (ulpspawn -t 1).
  */
 #define _GNU_SOURCE
+#include "codesegs.h"
+
 #include <errno.h>
-#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -511,28 +512,12 @@ static void test_kill_parked(void)
  * number (gettid gave 186; glibc's SIGCANCEL handler, whose getpid gave 39, ignored the
  * cancel: the lost asynchronous pthread_cancel). */
 #define STORM_THREADS 3
-#define STORM_SEGS 64
 static _Atomic int storm_stop[STORM_THREADS];
 static _Atomic long storm_handled[STORM_THREADS], storm_outside, storm_wrong;
 static __thread int storm_id = -1;
 static __thread long storm_tid;
 static long storm_pid;
-static uintptr_t storm_seg[STORM_SEGS][2]; /* executable segments of the loaded objects */
-static int storm_nseg;
-
-static int storm_add(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	for (int i = 0; i < info->dlpi_phnum && storm_nseg < STORM_SEGS; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			storm_seg[storm_nseg][0] = info->dlpi_addr + ph->p_vaddr;
-			storm_seg[storm_nseg][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-			storm_nseg++;
-		}
-	}
-	return 0;
-}
+static struct code_segs storm_segs;
 
 static uintptr_t interrupted_pc(const void *ucv)
 {
@@ -551,11 +536,8 @@ static uintptr_t interrupted_pc(const void *ucv)
 static void on_storm(int s, siginfo_t *si, void *ucv)
 {
 	uintptr_t pc = interrupted_pc(ucv);
-	int i, inside = pc == 0;
 
-	for (i = 0; i < storm_nseg && !inside; i++)
-		inside = pc >= storm_seg[i][0] && pc < storm_seg[i][1];
-	if (!inside)
+	if (pc && !code_segs_hold(&storm_segs, pc))
 		storm_outside++;
 	if (storm_id >= 0)
 		storm_handled[storm_id]++;
@@ -587,7 +569,7 @@ static void test_killstorm(int rounds)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_storm;
 	sa.sa_flags = SA_SIGINFO;
-	dl_iterate_phdr(storm_add, NULL);
+	code_segs_load(&storm_segs);
 	storm_pid = getpid();
 	sigaction(SIGUSR2, &sa, NULL);
 	for (i = 0; i < STORM_THREADS; i++)
