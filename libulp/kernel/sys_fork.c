@@ -34,6 +34,7 @@
 #include "uthread.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -277,6 +278,109 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 		if (r != 1)
 			return r;
 	}
+}
+
+/* ---- signals to the ULP's process group ---- */
+
+/*
+ * A ULP's children are in its task's process group, with the launcher and the task's other ULPs
+ * (a terminal's Ctrl-C reaches them all, and they may read the terminal). So kill(0, sig) from
+ * the ULP, which for a process means its group, its children and theirs that stayed in it
+ * (bash's `kill 0`, `trap 'kill 0' EXIT`), cannot be the kernel's: that would reach the launcher
+ * and every ULP. It is the ULP itself (the caller posts that) and its descendants that are still
+ * in the group: found through /proc/PID/task/TID/children, all of them first, then signalled, so
+ * that a parent that dies first does not hide its children.
+ */
+#define MAX_DESC 1024
+
+/* "/proc/PID/task", or with a tid "/proc/PID/task/TID/children", into buf (96 bytes). */
+static void task_path(char *buf, long pid, long tid)
+{
+	static const char head[] = "/proc/", mid[] = "/task", tail[] = "/children";
+	long parts[2] = {pid, tid}, v;
+	char digits[24];
+	int i = 0, k, j, n;
+
+	for (j = 0; head[j]; j++)
+		buf[i++] = head[j];
+	for (k = 0; k < 2 && parts[k]; k++) {
+		if (k)
+			buf[i++] = '/';
+		for (n = 0, v = parts[k]; n == 0 || v; v /= 10)
+			digits[n++] = (char)('0' + v % 10);
+		while (n)
+			buf[i++] = digits[--n];
+		for (j = 0; !k && mid[j]; j++)
+			buf[i++] = mid[j];
+	}
+	for (j = 0; tid && tail[j]; j++)
+		buf[i++] = tail[j];
+	buf[i] = 0;
+}
+
+/* The pids in /proc/PID/task/TID/children of each thread TID of pid, added to d[*n..]. */
+static void add_children(long pid, int *d, int *n)
+{
+	char path[96], buf[4096];
+	long dir, f, r, off, v;
+	int k;
+
+	task_path(path, pid, 0);
+	dir = raw(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
+	if (dir < 0)
+		return;
+	while ((r = raw(SYS_getdents64, dir, (long)buf, sizeof(buf), 0, 0, 0)) > 0) {
+		for (off = 0; off < r;) {
+			const struct {
+				unsigned long long ino;
+				long long off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *e = (const void *)(buf + off);
+			char kids[4096], cpath[96];
+			long tid = 0, got;
+			const char *c;
+
+			off += e->reclen;
+			for (c = e->name; *c >= '0' && *c <= '9'; c++)
+				tid = tid * 10 + (*c - '0');
+			if (*c || !tid)
+				continue;
+			task_path(cpath, pid, tid);
+			f = raw(SYS_openat, AT_FDCWD, (long)cpath, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+			if (f < 0)
+				continue;
+			got = raw(SYS_read, f, (long)kids, sizeof(kids) - 1, 0, 0, 0);
+			raw(SYS_close, f, 0, 0, 0, 0, 0);
+			for (k = 0, v = 0; k < got; k++) {
+				if (kids[k] >= '0' && kids[k] <= '9') {
+					v = v * 10 + (kids[k] - '0');
+				} else if (v) {
+					if (*n < MAX_DESC)
+						d[(*n)++] = (int)v;
+					v = 0;
+				}
+			}
+		}
+	}
+	raw(SYS_close, dir, 0, 0, 0, 0, 0);
+}
+
+void ulp_sys_kill_kids(struct ulp_cb *cb, int sig)
+{
+	int d[MAX_DESC], n = 0, i;
+	long group = raw(SYS_getpgid, 0, 0, 0, 0, 0, 0);
+
+	for (i = 0; i < cb->nkids && n < MAX_DESC; i++)
+		d[n++] = cb->kids[i];
+	for (i = 0; i < n; i++) /* breadth first: d grows as it is walked */
+		add_children(d[i], d, &n);
+	/* the deepest first: a parent still alive reaps its child's end, as after the kernel's
+	 * group kill, and orphans are not left to init */
+	for (i = n - 1; i >= 0; i--)
+		if (raw(SYS_getpgid, d[i], 0, 0, 0, 0, 0) == group)
+			raw(SYS_kill, d[i], sig, 0, 0, 0, 0);
 }
 
 /* ---- fork ---- */

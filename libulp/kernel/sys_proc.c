@@ -72,9 +72,19 @@ long ulp_sys_getppid(struct ulp_cb *cb, struct ulp_sys *s)
 	return ulp_ident_ppid();
 }
 
+/* kill(pid) aimed at the ULP's process group: 0, its own pid as a group (a shell's `kill --
+ * -$$`), or the group getpgrp() gives it (its task's, shared with the launcher and the other
+ * ULPs): the ULP and its descendants in that group, not the others. */
+static int own_group(struct ulp_cb *cb, int pid)
+{
+	return pid == 0 || pid == -cb->pid ||
+	       (pid < -1 && pid == -ulp_arch_syscall(SYS_getpgid, 0, 0, 0, 0, 0, 0));
+}
+
 /* kill, tkill, tgkill aimed at the ULP itself (abort, raise, kill(getpid())): posted to the ULP,
- * whose action takes effect when this call returns; aimed elsewhere (another ULP's pid included:
- * its placeholder forwards it): the kernel's. */
+ * whose action takes effect when this call returns; kill of its process group (own_group): to
+ * its descendants in it too; aimed elsewhere (another ULP's pid included: its placeholder
+ * forwards it): the kernel's. */
 long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long *a = s->a;
@@ -92,11 +102,13 @@ long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 	else if (s->nr == SYS_tkill)
 		self = a[0] == cb->task.worker->tid;
 	else
-		self = (int)a[0] == pid || (int)a[0] == 0;
+		self = (int)a[0] == pid || own_group(cb, (int)a[0]);
 	if (!self)
 		return ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
 	if (sig < 0 || sig > ULP_NSIG)
 		return -EINVAL;
+	if (sig && s->nr == SYS_kill && own_group(cb, (int)a[0]))
+		ulp_sys_kill_kids(cb, sig); /* its group: its children's side (sys_fork.c) */
 	if (sig)
 		ulp_sig_post(cb->pvid, sig, s->nr == SYS_kill ? SI_USER : SI_TKILL, (int)pid,
 			     (int)ulp_arch_syscall(SYS_getuid, 0, 0, 0, 0, 0, 0), 0);

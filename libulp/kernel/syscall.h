@@ -116,6 +116,9 @@ ulp_sys_handler ulp_sys_clock_gettime;
 /* process: children (sys_fork.c); ulp_sys_fork serves fork, vfork and clone of a process,
  * ulp_sys_execve execve and execveat */
 ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;
+/* kill(0, sig) and the like from cb, for its children's side (sys_fork.c): sig to each of its
+ * descendant processes still in its task's process group. */
+void ulp_sys_kill_kids(struct ulp_cb *cb, int sig);
 /* In a fork child of a ULP (a real process now): 1, and its calls go to ulp_sys_child. */
 int ulp_sys_in_child(void);
 ulp_sys_handler ulp_sys_child;

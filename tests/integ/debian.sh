@@ -220,12 +220,17 @@ else
 	no "tail -f of a growing file"
 fi
 
-# Several ULPs at once: each gives what one process gives.
-xz -T2 -c "$IN/big" >"$T/one.xz"
-cat "$T/one.xz" "$T/one.xz" "$T/one.xz" "$T/one.xz" | md5sum >"$T/want"
+# Several ULPs at once: each gives what one process gives (each into a file of its own: the
+# writes of 4 ranks to one stdout interleave, as 4 processes' do).
+want=$(xz -T2 -c "$IN/big" | md5sum)
 for how in "$X -n 4 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"; do
-	if $how xz -T2 -c "$IN/big" >"$T/four.xz" 2>"$T/out" &&
-		[ "$(md5sum <"$T/four.xz")" = "$(cat "$T/want")" ]; then
+	rm -f "$T/four."*
+	$how sh -c 'exec xz -T2 -c "$0" >"$1.$ULP_RANK"' "$IN/big" "$T/four" >"$T/out" 2>&1
+	st=$? same=0
+	for r in 0 1 2 3; do
+		[ "$(md5sum <"$T/four.$r" 2>/dev/null)" = "$want" ] && same=$((same + 1))
+	done
+	if [ $st = 0 ] && [ $same = 4 ]; then
 		ok "4 xz -T2 at once ($how): each stream as a process writes it"
 	else
 		no "4 xz -T2 at once ($how): each stream as a process writes it"
@@ -277,6 +282,50 @@ if [ $ok3 = 3 ]; then
 	ok "bash exec >FILE <FILE in 3 ULPs of one task: builtins and children use the ULP's own"
 else
 	no "bash exec >FILE <FILE in 3 ULPs of one task: builtins and children use the ULP's own"
+fi
+
+# kill 0 (the process group) from a ULP: the ULP and its descendants, not the launcher nor the
+# task's other ULPs. As a process under setsid (without, it would reach this test's group).
+# Before 26 Nov it reached the ULP alone: `trap 'kill 0' EXIT` left its background jobs running.
+K=$T/kill0
+rm -rf "$K" && mkdir "$K"
+# (kill 0 once both sleeps run: a shell's child killed before its exec may take the shell's trap)
+kscript='trap "echo got TERM" TERM; sleep 60 & echo $! >k1; (sleep 60 & echo $! >k2; wait) &
+	for f in k1 k2; do
+		until [ -s $f ] && [ "$(cat /proc/$(cat $f)/comm)" = sleep ]; do sleep 0.05; done
+	done 2>/dev/null
+	kill 0; wait; echo after'
+gone() { # the sleeps whose pids the script left in k1 and k2 have ended (killed, if not)
+	g_all=1
+	for g_f in k1 k2; do
+		g_pid=$(cat "$K/$g_f" 2>/dev/null)
+		# running: its name is sleep and it is no zombie (state, after "(comm) ")
+		if [ -n "$g_pid" ] && [ "$(cat "/proc/$g_pid/comm" 2>/dev/null)" = sleep ] &&
+			[ "$(sed 's/.*) //; s/ .*//' "/proc/$g_pid/stat" 2>/dev/null)" != Z ]; then
+			g_all=0
+			kill "$g_pid"
+		fi
+	done
+	[ $g_all = 1 ]
+}
+(cd "$K" && timeout 60 setsid bash -c "$kscript") >"$T/want" 2>&1
+gone
+if (cd "$K" && rm -f k1 k2 && timeout 60 "$X" bash -c "$kscript") >"$T/out" 2>&1 && gone &&
+	cmp -s "$T/want" "$T/out"; then
+	ok "bash kill 0 in a ULP: its handler runs, its jobs and their children end, as a process"
+else
+	no "bash kill 0 in a ULP: its handler runs, its jobs and their children end, as a process"
+fi
+# beside another ULP of the task, which goes on with its own child; and kill -- -$(getpgrp)
+if (cd "$K" && rm -f k1 k2 && timeout 60 "$X" -w 2 bash -c "$kscript" : bash -c \
+	'sleep 1 & s=$!; sleep 0.5; wait $s; echo "other $?"' : perl -e \
+	'$SIG{TERM} = sub { print "perl TERM\n" }; kill TERM => -getpgrp(); print "perl on\n"') \
+	>"$T/out" 2>&1 && gone && [ "$(lines '^other 0$')" = 1 ] && [ "$(lines '^after$')" = 1 ] &&
+	[ "$(lines '^perl TERM$')" = 1 ] && [ "$(lines '^perl on$')" = 1 ] &&
+	[ "$(lines '^got TERM$')" = 1 ] && [ "$(lines 'SIGTERM sent on')" = 0 ]; then
+	ok "kill 0 and kill -PGRP in ULPs of one task: not the launcher, not another ULP"
+else
+	no "kill 0 and kill -PGRP in ULPs of one task: not the launcher, not another ULP"
 fi
 
 finish integ-debian
