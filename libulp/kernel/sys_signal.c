@@ -202,6 +202,63 @@ static int park_for_signal(struct ulp_cb *cb, long long deadline)
 	return wt.timed_out;
 }
 
+/* The signal mask that ppoll, pselect6 or epoll_pwait call s carries (NULL: none); -EINVAL in
+ * *bad for a wrong size, as the kernel's. */
+static const unsigned long *wait_mask(const struct ulp_sys *s, int *bad)
+{
+	const unsigned long *set = NULL;
+	long size = 0;
+
+	if (s->nr == SYS_ppoll || s->nr == SYS_epoll_pwait) {
+		set = (const unsigned long *)s->a[s->nr == SYS_ppoll ? 3 : 4];
+		size = s->a[s->nr == SYS_ppoll ? 4 : 5];
+	} else if (s->nr == SYS_pselect6 && s->a[5]) {
+		const struct {
+			const unsigned long *ss;
+			size_t len;
+		} *p = (const void *)s->a[5];
+
+		set = p->ss;
+		size = (long)p->len;
+	}
+	*bad = set && size != ULP_KSIGSET_SIZE;
+	return set;
+}
+
+/*
+ * ppoll, pselect6 and epoll_pwait with a signal mask: that mask is the thread's while the call
+ * waits, so a signal it unblocks ends the wait with EINTR (GNU make -j waits for its jobserver
+ * token in pselect with SIGCHLD blocked but for the call, and hung as a ULP: the emulated mask
+ * stayed the old one while the call was parked), and the handler of one that did runs before the
+ * old mask comes back, as after sigsuspend. The waiting is ulp_sys_io_block's (io_calls.c).
+ */
+long ulp_sys_masked_wait(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	const unsigned long *set;
+	unsigned long *m, saved;
+	long r;
+	int bad;
+
+	set = wait_mask(s, &bad);
+	if (bad)
+		return -EINVAL;
+	if (!set || !ulp_io_self())
+		return ulp_sys_io_block(cb, s);
+	m = ulp_sig_mask(cb);
+	saved = *m;
+	*m = *set & ~ULP_RT_SIGMASK & ~ULP_SIG_UNBLOCKABLE;
+	ulp_sig_set_blocked(cb, *m);
+	r = ulp_sys_io_block(cb, s);
+	if (r == -EINTR) {
+		ulp_tg_trap_return(cb, s->uc);
+		ulp_sig_deliver(cb, s->uc);
+	}
+	m = ulp_sig_mask(cb); /* maybe another worker's thread record by now */
+	*m = saved;
+	ulp_sig_set_blocked(cb, saved);
+	return r;
+}
+
 /* sigsuspend: the given mask until a handler has run, then the old one back. */
 long ulp_sys_rt_sigsuspend(struct ulp_cb *cb, struct ulp_sys *s)
 {

@@ -126,6 +126,9 @@ ulp_sys_handler ulp_sys_child;
 ulp_sys_handler ulp_sys_rt_sigaction, ulp_sys_rt_sigprocmask, ulp_sys_sigaltstack,
     ulp_sys_rt_sigpending, ulp_sys_rt_sigsuspend, ulp_sys_rt_sigtimedwait, ulp_sys_rt_sigqueueinfo,
     ulp_sys_setitimer, ulp_sys_getitimer, ulp_sys_alarm, ulp_sys_timer_create, ulp_sys_timer_delete;
+/* ppoll, pselect6, epoll_pwait: their signal mask while they wait (sys_signal.c), the waiting
+ * ulp_sys_io_block's */
+ulp_sys_handler ulp_sys_masked_wait;
 /* threads (sys_thread.c); ulp_sys_exit_thread serves exit (this thread; exit_group is
  * ulp_sys_exit) */
 ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_rseq,

@@ -91,6 +91,12 @@ same "diff -r" diff -r "$IN/tree" "$IN/tree"
 same "grep -rn" grep -rn 59 "$IN/tree"
 same "sed -i" sh -c "cp '$IN/odd' x && exec sed -i -e s/1/X/g x"
 same "mawk sums" mawk '{ s += $1 } END { print s, NR }' "$IN/big"
+# GNU make -j waits for its jobserver's token in pselect with SIGCHLD unblocked for the call only
+# (it hung as a ULP before 26 Nov)
+printf 'all: a b c d\n\t@echo all\na b c d:\n\t@sleep 0.1; echo $@ >$@.out; cat $@.out\n' \
+	>"$IN/Makefile"
+SORTED=1 same "make -j2" make -s -j2 -f "$IN/Makefile"
+SORTED=1 same "make -j4" make -s -j4 -f "$IN/Makefile"
 # archives and compressors (tar forks gzip, xz, zstd)
 same "tar czf, tar tzvf" sh -c "tar czf t.tgz -C '$IN' tree && tar tzf t.tgz | sort"
 same "tar cJf, then xJf" sh -c "tar cJf t.txz -C '$IN' tree && mkdir x && tar xJf t.txz -C x && ls -R x"

@@ -25,7 +25,7 @@ fi
 for prog in sigs sigs_dyn; do
 	for how in "$X -n 2 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"; do
 		n=$(echo "$how" | sed 's/.*-n \([0-9]*\).*/\1/')
-		name="$prog, $n ULPs ($how): handler, ignore, block+unblock, SA_RESETHAND, sigqueue, sigaltstack, sigwait, SIGSEGV handler, alarm, EINTR, sigsuspend, timer_create, siglongjmp out of SIGALRM"
+		name="$prog, $n ULPs ($how): handler, ignore, block+unblock, SA_RESETHAND, sigqueue, sigaltstack, sigwait, SIGSEGV handler, alarm, EINTR, sigsuspend, the masks of pselect/ppoll/epoll_pwait, timer_create, siglongjmp out of SIGALRM"
 		if [ "$checks" -gt 0 ] && expect "$prog $how" 0 $how $P/$prog all &&
 			[ "$(lines ': ok$')" = $((checks * n)) ] && [ "$(lines FAIL)" = 0 ]; then
 			ok "$name"

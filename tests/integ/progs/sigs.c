@@ -16,12 +16,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -276,6 +279,54 @@ static void check_sigsuspend(void)
 	install(SIGALRM, SIG_DFL, 0);
 }
 
+/* pselect, ppoll and epoll_pwait with a mask that unblocks SIGALRM, blocked around them (GNU make
+ * waits so for SIGCHLD): the signal ends the wait with EINTR, its handler runs, the old mask is
+ * back. On a pipe that never turns readable. */
+static void check_pwait(void)
+{
+	struct itimerval it = {{0, 0}, {0, 30000}};
+	struct timespec ten = {10, 0};
+	struct epoll_event ev = {EPOLLIN, {0}};
+	sigset_t s, none;
+	int p[2], ep, kind, r, e;
+	static const char *const names[] = {"pselect", "ppoll", "epoll_pwait"};
+
+	if (pipe(p) != 0 || (ep = epoll_create1(0)) < 0 ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev)) {
+		CHECK("pwait set-up", 0, "%s", strerror(errno));
+		return;
+	}
+	install(SIGALRM, on_alarm, 0);
+	sigemptyset(&s);
+	sigaddset(&s, SIGALRM);
+	sigemptyset(&none);
+	for (kind = 0; kind < 3; kind++) {
+		struct pollfd pf = {p[0], POLLIN, 0};
+		fd_set rd;
+
+		FD_ZERO(&rd);
+		FD_SET(p[0], &rd);
+		alarms = 0;
+		sigprocmask(SIG_BLOCK, &s, NULL);
+		setitimer(ITIMER_REAL, &it, NULL);
+		if (kind == 0)
+			r = pselect(p[0] + 1, &rd, NULL, NULL, &ten, &none);
+		else if (kind == 1)
+			r = ppoll(&pf, 1, &ten, &none);
+		else
+			r = epoll_pwait(ep, &ev, 1, 10000, &none);
+		e = errno;
+		CHECK(names[kind], r == -1 && e == EINTR && alarms == 1 && blocked(SIGALRM),
+		      "%s with SIGALRM unblocked: %d (%s), alarms %d, blocked after %d",
+		      names[kind], r, strerror(e), (int)alarms, blocked(SIGALRM));
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+	}
+	install(SIGALRM, SIG_DFL, 0);
+	close(p[0]);
+	close(p[1]);
+	close(ep);
+}
+
 static void check_timer(void)
 {
 	struct sigevent sev;
@@ -327,6 +378,7 @@ int main(int argc, char **argv)
 			      {"alarm", check_alarm},
 			      {"sleep", check_sleep_interrupted},
 			      {"sigsuspend", check_sigsuspend},
+			      {"pwait", check_pwait},
 			      {"timer", check_timer},
 			      {"longjmp", check_longjmp}};
 		unsigned i;
