@@ -357,6 +357,79 @@ static void missing_program(const char *tool, const char *prog, const char *path
 	exit(127);
 }
 
+/* Where the "#!" line of a script names its interpreter and its one optional argument (kernel
+ * rules: the first 255 bytes, words split at blanks once); 0 when path is no script. */
+static int script_line(const char *path, char *line, size_t size, char **interp, char **arg)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+	char *e;
+
+	if (fd < 0)
+		return 0;
+	len = read(fd, line, size - 1);
+	close(fd);
+	if (len < 2 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[len] = 0;
+	line[strcspn(line, "\n")] = 0;
+	*interp = line + 2 + strspn(line + 2, " \t");
+	e = *interp + strcspn(*interp, " \t");
+	*arg = NULL;
+	if (*e) {
+		*e++ = 0;
+		e += strspn(e, " \t");
+		*arg = *e ? e : NULL;
+		while (*e)
+			e++;
+		while (*arg && e > *arg && (e[-1] == ' ' || e[-1] == '\t'))
+			*--e = 0;
+	}
+	return 1;
+}
+
+/*
+ * PROG a "#!" script: its interpreter is the program, as execve makes it (argv: the interpreter
+ * as the line names it, its optional argument, the script's path, then the arguments), also
+ * through interpreters that are scripts (4 levels, as Linux). The loader takes ELF files only:
+ * `ulpexec ./job.sh` said "not an ELF file", and so did a command that is a script in PATH
+ * (pyenv's python3). A script run so is as a process of its interpreter (fallback.h decides).
+ */
+static void follow_scripts(const char *tool, struct segment *seg)
+{
+	char line[256], *interp, *arg, **argv;
+	int depth, argc, k;
+
+	for (depth = 0; script_line(seg->path, line, sizeof(line), &interp, &arg); depth++) {
+		if (depth == 4 || !*interp) {
+			fprintf(stderr, "%s: %s: %s\n", tool, seg->path,
+				*interp ? "too many levels of #! interpreters"
+					: "no interpreter after #!");
+			exit(126);
+		}
+		if (access(interp, X_OK) != 0) { /* a missing one: 127, as a shell says it */
+			fprintf(stderr, "%s: %s: %s: bad interpreter: %s\n", tool, seg->path,
+				interp, strerror(errno));
+			exit(errno == ENOENT || errno == ENOTDIR ? 127 : 126);
+		}
+		for (argc = 0; seg->argv[argc]; argc++)
+			;
+		argv = calloc((size_t)argc + 3, sizeof(char *));
+		if (!argv) {
+			fprintf(stderr, "%s: out of memory\n", tool);
+			exit(1);
+		}
+		k = 0;
+		argv[k++] = strdup(interp);
+		if (arg)
+			argv[k++] = strdup(arg);
+		argv[k++] = seg->path;
+		memcpy(argv + k, seg->argv + 1, (size_t)argc * sizeof(char *)); /* with its NULL */
+		seg->argv = argv;
+		seg->path = strdup(interp);
+	}
+}
+
 int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int max,
 	      cmd_parse_fn parse, void *ctx)
 {
@@ -380,6 +453,7 @@ int cmd_split(const char *tool, int argc, char **argv, struct segment *segs, int
 		argv[end < argc ? end : argc] = NULL; /* ends this segment's argv */
 		segs[n].path = cmd_resolve(segs[n].argv[0]);
 		missing_program(tool, segs[n].argv[0], segs[n].path);
+		follow_scripts(tool, &segs[n]);
 		segs[n].process = fallback_needed(segs[n].path);
 		n++;
 		at = end; /* at the ':' (now NULL) or at argc */

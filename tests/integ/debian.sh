@@ -199,6 +199,20 @@ if __name__ == "__main__":
     q = mp.Queue(); p = mp.Process(target=f, args=(q,)); p.start(); print(q.get()); p.join(); print(p.exitcode)'
 fi
 
+# A "#!" script as the program: its interpreter runs it, as execve does (before 26 Nov: "not an
+# ELF file"), through env too; a missing interpreter: 127, as a shell.
+printf '#!/bin/sh -e\necho "script $0: $*"\n' >"$IN/s.sh"
+printf '#!/usr/bin/env perl\nprint "perl $0 @ARGV\\n";\n' >"$IN/p.pl"
+printf '#!/nonexistent/interp\n' >"$IN/bad.sh"
+chmod +x "$IN/s.sh" "$IN/p.pl" "$IN/bad.sh"
+if "$X" -n 2 "$IN/s.sh" a b >"$T/out" 2>&1 && [ "$(lines "^script $IN/s.sh: a b\$")" = 2 ] &&
+	"$S" -n 2 -t 2 "$IN/p.pl" x >"$T/out" 2>&1 && [ "$(lines "^perl $IN/p.pl x\$")" = 2 ] &&
+	expect "bad interpreter" 127 "$X" "$IN/bad.sh" && [ "$(lines 'bad interpreter')" = 1 ]; then
+	ok "#! scripts as the program of ulpexec and ulpspawn"
+else
+	no "#! scripts as the program of ulpexec and ulpspawn"
+fi
+
 # Input fed slowly: through a pipe and a FIFO, to a ULP that reads lines as they come.
 (for i in 1 2 3 4 5; do echo "$i"; sleep 0.1; done) | timeout 60 "$X" perl -ne 'print "got $_"' >"$T/out" 2>&1
 if [ "$(cat "$T/out")" = "$(printf 'got %s\n' 1 2 3 4 5)" ]; then
