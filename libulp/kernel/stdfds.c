@@ -201,7 +201,7 @@ static void select_in(const struct ulp_cb *cb, struct ulp_sys *s, struct ulp_std
 		memset(u->sel_set[i], 0, sizeof(u->sel_set[i]));
 		memcpy(u->sel_set[i], user, (size_t)words * sizeof(long));
 		for (fd = 0; fd <= 2; fd++)
-			if (u->sel_own[fd] && fd < n && set_has(u->sel_set[i], fd)) {
+			if (fd < n && u->sel_own[fd] && set_has(u->sel_set[i], fd)) {
 				set_put(u->sel_set[i], fd, 0);
 				set_put(u->sel_set[i], u->sel_own[fd], 1);
 			}

@@ -306,8 +306,11 @@ static void task_path(char *buf, long pid, long tid)
 	for (k = 0; k < 2 && parts[k]; k++) {
 		if (k)
 			buf[i++] = '/';
-		for (n = 0, v = parts[k]; n == 0 || v; v /= 10)
+		n = 0;
+		v = parts[k];
+		do
 			digits[n++] = (char)('0' + v % 10);
+		while ((v /= 10) > 0);
 		while (n)
 			buf[i++] = digits[--n];
 		for (j = 0; !k && mid[j]; j++)
