@@ -140,6 +140,56 @@ void ulp_std_child(const struct ulp_cb *cb)
 			sys(SYS_close, cb->std_own[fd], 0, 0, 0, 0, 0);
 }
 
+/* The standard descriptor that path names through /proc (the links /dev/stdin, /dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N, /proc/PID/fd/N of its own
+ * pid; N 0-2), or -1. */
+static int std_path(const struct ulp_cb *cb, const char *path)
+{
+	static const char *const dev[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+	static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
+	const char *p = NULL;
+	long pid = 0;
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(path, dev[i]))
+			return (int)i;
+	for (i = 0; i < 3 && !p; i++)
+		if (!strncmp(path, dirs[i], strlen(dirs[i])))
+			p = path + strlen(dirs[i]);
+	if (!p && !strncmp(path, "/proc/", 6)) {
+		for (p = path + 6; *p >= '0' && *p <= '9'; p++)
+			pid = pid * 10 + (*p - '0');
+		p = pid == cb->pid && pid > 0 && !strncmp(p, "/fd/", 4) ? p + 4 : NULL;
+	}
+	return p && p[0] >= '0' && p[0] <= '2' && !p[1] ? p[0] - '0' : -1;
+}
+
+/* open of a path that names one of the ULP's own 0-2 (std_path): the kernel would follow the
+ * link to the task's descriptor (bash's `exec 2>log; echo x >/dev/stderr` wrote to the task's
+ * stderr), so the ULP's own copy is opened again, as the kernel reopens the file of a process's
+ * descriptor. 1 when path is such a one (result in *ret), 0 otherwise. */
+int ulp_std_open(const struct ulp_cb *cb, const char *path, int flags, long *ret)
+{
+	char buf[32] = "/proc/self/fd/";
+	int n = std_path(cb, path), own, i = 14, k = 0;
+	char digits[12];
+
+	if (n < 0 || !(cb->std_own[n] || (cb->std_closed & (1u << n))))
+		return 0;
+	if (cb->std_closed & (1u << n)) {
+		*ret = -ENOENT; /* closed for it: no such entry in its table */
+		return 1;
+	}
+	for (own = cb->std_own[n]; own; own /= 10)
+		digits[k++] = (char)('0' + own % 10);
+	while (k)
+		buf[i++] = digits[--k];
+	buf[i] = 0;
+	*ret = sys(SYS_openat, AT_FDCWD, (long)buf, flags, 0, 0, 0);
+	return 1;
+}
+
 /* The first thing a posix_spawn (CLONE_VM) child does, on its own stack before it resumes the
  * ULP's code (clone_sigreturn.S): it runs on the ULP's worker, whose current ULP it is. */
 void ulp_std_vfork_child(void)

@@ -354,7 +354,11 @@ int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags
 	long fd;
 
 	if (ulp_sys_in_child() || !path || !ulp_sys_range_ok(cb, (uintptr_t)path, 1) ||
-	    (flags & O_ACCMODE) != O_RDONLY || (dirfd != AT_FDCWD && path[0] != '/'))
+	    (dirfd != AT_FDCWD && path[0] != '/'))
+		return 0;
+	if (ulp_std_open(cb, path, flags, ret)) /* its own 0-2, in any mode (stdfds.c) */
+		return 1;
+	if ((flags & O_ACCMODE) != O_RDONLY)
 		return 0;
 	if (self_file(cb, path, "cmdline", 0)) {
 		lo = cb->args_lo;

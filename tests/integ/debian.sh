@@ -303,6 +303,19 @@ if [ $ok3 = 3 ]; then
 else
 	no "bash exec >FILE <FILE in 3 ULPs of one task: builtins and children use the ULP's own"
 fi
+# /dev/stderr, /dev/fd/2, /proc/self/fd/2 and /proc/$$/fd/2 of a redirected stderr (the links
+# lead to the task's descriptor, the ULP's own is opened again)
+devs='exec 2>e.$ULP_RANK; echo a >>/dev/stderr; echo b >>/dev/fd/2; echo c >>/proc/self/fd/2
+	echo d >>/proc/$$/fd/2; echo e >>/dev/stdout; cat e.$ULP_RANK'
+ULP_RANK=0 same "bash: >>/dev/stderr and the like after exec 2>FILE" bash -c "$devs"
+if (cd "$D" && timeout 60 "$X" -n 2 -w 2 bash -c "$devs") >"$T/out" 2>&1 &&
+	[ "$(lines '^[abcd]$')" = 8 ] &&
+	[ "$(cat "$D/e.0")" = "$(printf 'a\nb\nc\nd')" ] &&
+	[ "$(cat "$D/e.1")" = "$(printf 'a\nb\nc\nd')" ]; then
+	ok "2 ULPs of one task: >>/dev/stderr and the like reach each one's own stderr"
+else
+	no "2 ULPs of one task: >>/dev/stderr and the like reach each one's own stderr"
+fi
 
 # kill 0 (the process group) from a ULP: the ULP and its descendants, not the launcher nor the
 # task's other ULPs. As a process under setsid (without, it would reach this test's group).
