@@ -118,6 +118,7 @@ void ulp_std_child(const struct ulp_cb *cb);
 /* open of /dev/stdout, /proc/self/fd/1 and the like when that descriptor is the ULP's own: 1 and
  * the result in *ret (its copy opened again), else 0. */
 int ulp_std_open(const struct ulp_cb *cb, const char *path, int flags, long *ret);
+int ulp_std_readlink(const struct ulp_cb *cb, const char *path, char *out, long size, long *ret);
 /* The descriptors that poll, ppoll, select and pselect6 find in memory: 0-2 made the ULP's own
  * for the call (std_mem_in: in the program's pollfd array, noted in *undo; select's sets are
  * copied into *undo, as the program's may be smaller than the own numbers need), the program's

@@ -165,29 +165,53 @@ static int std_path(const struct ulp_cb *cb, const char *path)
 	return p && p[0] >= '0' && p[0] <= '2' && !p[1] ? p[0] - '0' : -1;
 }
 
-/* open of a path that names one of the ULP's own 0-2 (std_path): the kernel would follow the
- * link to the task's descriptor (bash's `exec 2>log; echo x >/dev/stderr` wrote to the task's
- * stderr), so the ULP's own copy is opened again, as the kernel reopens the file of a process's
- * descriptor. 1 when path is such a one (result in *ret), 0 otherwise. */
-int ulp_std_open(const struct ulp_cb *cb, const char *path, int flags, long *ret)
+/* "/proc/self/fd/P" of the ULP's own copy that path names (std_path) into buf (32 bytes): 1; 0
+ * when path names none of its own; -ENOENT when it names one the ULP closed. */
+static int own_link(const struct ulp_cb *cb, const char *path, char *buf)
 {
-	char buf[32] = "/proc/self/fd/";
-	int n = std_path(cb, path), own, i = 14, k = 0;
+	static const char head[] = "/proc/self/fd/";
+	int n = std_path(cb, path), own, i = 0, k = 0;
 	char digits[12];
 
 	if (n < 0 || !(cb->std_own[n] || (cb->std_closed & (1u << n))))
 		return 0;
-	if (cb->std_closed & (1u << n)) {
-		*ret = -ENOENT; /* closed for it: no such entry in its table */
-		return 1;
+	if (cb->std_closed & (1u << n))
+		return -ENOENT; /* closed for it: no such entry in its table */
+	while (head[i]) {
+		buf[i] = head[i];
+		i++;
 	}
 	for (own = cb->std_own[n]; own; own /= 10)
 		digits[k++] = (char)('0' + own % 10);
 	while (k)
 		buf[i++] = digits[--k];
 	buf[i] = 0;
-	*ret = sys(SYS_openat, AT_FDCWD, (long)buf, flags, 0, 0, 0);
 	return 1;
+}
+
+/* open of a path that names one of the ULP's own 0-2 (std_path): the kernel would follow the
+ * link to the task's descriptor (bash's `exec 2>log; echo x >/dev/stderr` wrote to the task's
+ * stderr), so the ULP's own copy is opened again, as the kernel reopens the file of a process's
+ * descriptor. 1 when path is such a one (result in *ret), 0 otherwise. */
+int ulp_std_open(const struct ulp_cb *cb, const char *path, int flags, long *ret)
+{
+	char buf[32];
+	int r = own_link(cb, path, buf);
+
+	if (r)
+		*ret = r < 0 ? r : sys(SYS_openat, AT_FDCWD, (long)buf, flags, 0, 0, 0);
+	return r != 0;
+}
+
+/* readlink of such a path: what the ULP's own copy is (ttyname, `ls -l /proc/self/fd`). */
+int ulp_std_readlink(const struct ulp_cb *cb, const char *path, char *out, long size, long *ret)
+{
+	char buf[32];
+	int r = own_link(cb, path, buf);
+
+	if (r)
+		*ret = r < 0 ? r : sys(SYS_readlinkat, AT_FDCWD, (long)buf, (long)out, size, 0, 0);
+	return r != 0;
 }
 
 /* The first thing a posix_spawn (CLONE_VM) child does, on its own stack before it resumes the

@@ -407,7 +407,11 @@ long ulp_sys_readlink(struct ulp_cb *cb, struct ulp_sys *s)
 
 	char cwd[4096];
 	const char *link = cb->exe;
+	long r;
 
+	if (!ulp_sys_in_child() && p && ulp_sys_range_ok(cb, (uintptr_t)p, 1) &&
+	    ulp_std_readlink(cb, p, buf, size, &r))
+		return r; /* /proc/self/fd/1... of its own 0-2 (stdfds.c) */
 	if (ulp_sys_in_child() || !p || !ulp_sys_range_ok(cb, (uintptr_t)p, 1) ||
 	    !(self_file(cb, p, "exe", ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0)) ||
 	      self_cwd(p)))
@@ -416,8 +420,7 @@ long ulp_sys_readlink(struct ulp_cb *cb, struct ulp_sys *s)
 	if (size <= 0)
 		return -EINVAL;
 	if (self_cwd(p)) { /* the worker is in the ULP's directory */
-		long r = ulp_arch_syscall(SYS_getcwd, (long)cwd, sizeof(cwd), 0, 0, 0, 0);
-
+		r = ulp_arch_syscall(SYS_getcwd, (long)cwd, sizeof(cwd), 0, 0, 0, 0);
 		if (r < 0)
 			return at ? ulp_arch_syscall(SYS_readlinkat, a[0], a[1], a[2], a[3], 0, 0)
 				  : ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
