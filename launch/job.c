@@ -53,6 +53,8 @@ struct job {
 	int stop_signal;
 	int running;	 /* every rank was started: SIGINT/SIGTERM are forwarded from then on */
 	int forwarded;	 /* SIGINT or SIGTERM sent on to every rank (the first one); 0: none */
+	pid_t fwd_from;	 /* ... who sent it, and when (CLOCK_MONOTONIC, ms): its echo is no request */
+	long long fwd_ms;
 	long abort_rank; /* -1: no abort */
 	int ulps_done;
 	long procs_live; /* process ranks not yet reaped */
@@ -445,6 +447,18 @@ static void reap_all(struct job *j)
 			collect_process(j, r, 1);
 }
 
+/* A signal the same sender repeats within this many ms is its echo (signals()); a person's
+ * second Ctrl-C comes later. */
+#define ECHO_MS 100
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void signals(struct job *j)
 {
 	struct signalfd_siginfo si;
@@ -457,9 +471,18 @@ static void signals(struct job *j)
 		 * it), SIGHUP, or any of them while ranks are still being started end the job. */
 		if (sig == SIGUSR1 || sig == SIGUSR2) {
 			forward(j, sig);
+		} else if (sig == j->forwarded && !j->killed && (pid_t)si.ssi_pid == j->fwd_from &&
+			   now_ms() - j->fwd_ms < ECHO_MS) {
+			/* The same signal from the same sender at once: `timeout` sends its SIGTERM
+			 * to the launcher and then to its whole process group, the launcher again
+			 * (a terminal's Ctrl-C reaches the group once). Not a second request: ranks
+			 * with a SIGTERM handler were killed by it before. */
+			continue;
 		} else if ((sig == SIGINT || sig == SIGTERM) && j->running && !j->forwarded &&
 			   !j->killed) {
 			j->forwarded = sig;
+			j->fwd_from = (pid_t)si.ssi_pid;
+			j->fwd_ms = now_ms();
 			fprintf(stderr,
 				"%s: SIG%s sent on to every rank; a second SIGINT or SIGTERM ends "
 				"the job\n",

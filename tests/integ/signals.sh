@@ -158,6 +158,40 @@ else
 	no "SIGTERM: rank 1 (default action) is killed, ranks 0 and 2 of its task run their handlers; status 3"
 fi
 
+# The same SIGTERM from one sender twice at once is one request: `timeout` sends it to its child
+# and then to its whole process group, the launcher again, which ended the job before (ranks
+# with a handler killed). Under timeout, and by hand (two kills from one shell): each rank runs
+# its handler, nothing "ends the job".
+: >"$T/out"
+timeout -k 30 120 timeout -s TERM 3 $S -n 2 -t 1 -w 1 $P/sigs onterm 3 >"$T/out" 2>&1
+st=$?
+if [ $st = 124 ] && [ "$(lines '^rank [01]: handler ran for SIGTERM')" = 2 ] &&
+	[ "$(lines 'ending the job')" = 0 ] && [ "$(lines 'killed by')" = 0 ]; then
+	ok "timeout's SIGTERM (to ulpspawn and its group): each rank runs its handler, the job is not ended"
+else
+	echo "# status $st" >>"$T/out"
+	no "timeout's SIGTERM (to ulpspawn and its group): each rank runs its handler, the job is not ended"
+fi
+: >"$T/out"
+timeout -k 30 120 $S -n 2 -t 1 -w 1 $P/sigs onterm 3 >"$T/out" 2>&1 &
+tp=$!
+wait_waiting 2
+sp=$(pgrep -P $tp)
+# 20 ms apart, so that the launcher has taken the first before the second comes (at once they
+# merge in the pending set, as they did in most runs under timeout)
+kill -TERM "$sp"
+sleep 0.02
+kill -TERM "$sp"
+wait $tp
+st=$?
+if [ $st = 3 ] && [ "$(lines '^rank [01]: handler ran for SIGTERM')" = 2 ] &&
+	[ "$(lines 'ending the job')" = 0 ]; then
+	ok "SIGTERM twice within 20 ms from one sender: one request, handlers run, status 3"
+else
+	echo "# status $st" >>"$T/out"
+	no "SIGTERM twice within 20 ms from one sender: one request, handlers run, status 3"
+fi
+
 # Ranks that ignore it: the job goes on; a second SIGINT or SIGTERM ends it (status 128+the
 # second signal) and leaves no task behind.
 for second in INT TERM; do
