@@ -353,6 +353,18 @@ static void pmi_lost(void *arg, int rank)
 	kill_all(j);
 }
 
+/* A death a shell does not report: SIGPIPE once the reader of the launcher's own stdout went
+ * away (`ulpexec seq 1000000 | head -1`; a pipe's write end polls POLLERR then). The status
+ * says it (141), as a shell's $? does; stderr stays quiet. A SIGPIPE from anything else (a
+ * rank's socket) is reported as every other death. */
+static int quiet_death(int status)
+{
+	struct pollfd p = {1, POLLOUT, 0};
+
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE && poll(&p, 1, 0) == 1 &&
+	       (p.revents & POLLERR);
+}
+
 /* Rank x ended with a wait(2)-style status: record it, and end the job when a signal killed it
  * (unless --keep-going or the job is ending already). */
 static void rank_ended(struct job *j, long x, int status, const struct pvas_ulp_stats *st)
@@ -367,11 +379,12 @@ static void rank_ended(struct job *j, long x, int status, const struct pvas_ulp_
 	if (WIFSIGNALED(status) && !j->o->keep_going && !by_forwarded(j, status)) {
 		j->abort_rank = x;
 		j->killed = 1;
-		fprintf(stderr,
-			"%s: rank %ld (%s, %s %d) %s: ending the job (--keep-going lets the other "
-			"ranks finish)\n",
-			j->o->tool, x, st->path, j->r[x].process ? "process" : "task",
-			(int)st->task, st->how);
+		if (!quiet_death(status))
+			fprintf(stderr,
+				"%s: rank %ld (%s, %s %d) %s: ending the job (--keep-going lets "
+				"the other ranks finish)\n",
+				j->o->tool, x, st->path, j->r[x].process ? "process" : "task",
+				(int)st->task, st->how);
 		kill_all(j);
 	}
 }
@@ -731,7 +744,7 @@ static int report(struct job *j)
 			aborted++;
 			continue;
 		}
-		if (r != j->abort_rank)
+		if (r != j->abort_rank && !quiet_death(x->status))
 			fprintf(stderr, "%s: rank %ld (%s, %s %d): %s\n", j->o->tool, r, x->st.path,
 				x->process ? "process" : "task", (int)x->task, x->st.how);
 		if (!status)
@@ -740,10 +753,11 @@ static int report(struct job *j)
 	if (j->abort_rank >= 0) {
 		int sig = WTERMSIG(j->r[j->abort_rank].status);
 
-		fprintf(stderr,
-			"%s: job aborted: rank %ld was killed by signal %d (%s); %ld other "
-			"rank(s) ended by the abort\n",
-			j->o->tool, j->abort_rank, sig, strsignal(sig), aborted);
+		if (!quiet_death(j->r[j->abort_rank].status))
+			fprintf(stderr,
+				"%s: job aborted: rank %ld was killed by signal %d (%s); %ld other "
+				"rank(s) ended by the abort\n",
+				j->o->tool, j->abort_rank, sig, strsignal(sig), aborted);
 		status = 128 + sig; /* as mpiexec: the status of the rank that brought it down */
 	}
 	if (j->pmi_abort_rank >= 0)

@@ -52,6 +52,21 @@ if [ "$pstatus" = 0 ] && expect "sigpipe" 141 $X -n 3 -w 1 $P/sigs pipe 1 &&
 	ok "SIGPIPE in one of three ranks ends that rank alone (killed by SIGPIPE, status 141 as a process)"
 else no "SIGPIPE in one of three ranks ends that rank alone (killed by SIGPIPE, status 141 as a process)"; fi
 
+# A pipeline's reader that stops early (head -1): the writers die of SIGPIPE, the status is
+# 141 as a shell's $? for a process, and stderr stays quiet, as a shell's does (it printed
+# "killed by SIGPIPE" per rank). A rank's own broken pipe (above) is still reported.
+{
+	timeout 60 $X -n 2 -w 1 seq 1000000 2>"$T/err"
+	echo $? >"$T/st"
+} | head -n 1 >"$T/h"
+if [ "$(cat "$T/st")" = 141 ] && [ "$(cat "$T/h")" = 1 ] && [ ! -s "$T/err" ]; then
+	ok "ulpexec -n 2 seq | head -1: status 141, nothing on stderr (as a shell's pipeline)"
+else
+	no "ulpexec -n 2 seq | head -1: status 141, nothing on stderr (as a shell's pipeline)"
+	sed 's/^/#   /' "$T/err"
+	echo "#   status $(cat "$T/st")"
+fi
+
 # Wait until $T/out has $1 lines "waiting" (the ranks are in pause()).
 # The jobs below start in the background with their output in $T/out, which the shell truncates
 # only once the job's process runs: each is started after `: >"$T/out"`, or wait_waiting may count
