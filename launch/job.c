@@ -51,9 +51,10 @@ struct job {
 	pvd_t pvd;
 	int sigfd, evfd;
 	int stop_signal;
-	int running;	 /* every rank was started: SIGINT/SIGTERM are forwarded from then on */
-	int forwarded;	 /* SIGINT or SIGTERM sent on to every rank (the first one); 0: none */
-	pid_t fwd_from;	 /* ... who sent it, and when (CLOCK_MONOTONIC, ms): its echo is no request */
+	int running;   /* every rank was started: SIGINT/SIGTERM are forwarded from then on */
+	int forwarded; /* SIGINT or SIGTERM sent on to every rank (the first one); 0: none */
+	pid_t
+	    fwd_from; /* ... who sent it, and when (CLOCK_MONOTONIC, ms): its echo is no request */
 	long long fwd_ms;
 	long abort_rank; /* -1: no abort */
 	int ulps_done;
