@@ -219,6 +219,16 @@ static int iov_prefix(const struct rw *c, size_t max, struct iovec *out)
 	return i;
 }
 
+/* fd's file type (the S_IFMT bits); 0 when fstat fails. */
+static unsigned file_type(int fd)
+{
+	struct stat st;
+
+	if (sys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) != 0)
+		return 0;
+	return st.st_mode & S_IFMT;
+}
+
 /*
  * The call made for real on a descriptor whose driver refuses RWF_NOWAIT (a FIFO, a terminal;
  * on 6.1 also a pipe or a socket), once a zero-timeout poll said it is ready. Ready is not room
@@ -233,21 +243,20 @@ static long rw_native(struct rw *c, int whole)
 	struct iovec part[MAX_IOV], *iov = c->iov;
 	struct msghdr mh = {0};
 	size_t len = 0;
-	struct stat st;
+	unsigned type;
 	long r;
 	int i, cnt = c->cnt;
 
 	for (i = 0; whole && i < c->cnt && len <= PIPE_BUF; i++)
 		len += c->iov[i].iov_len;
-	if (len <= PIPE_BUF ||
-	    sys(SYS_newfstatat, c->fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) != 0)
+	if (len <= PIPE_BUF || !(type = file_type(c->fd)))
 		return rw_try(c, 0);
-	if (S_ISSOCK(st.st_mode) && c->off < 0) {
+	if (type == S_IFSOCK && c->off < 0) {
 		mh.msg_iov = c->iov;
 		mh.msg_iovlen = (size_t)c->cnt;
 		return sys(SYS_sendmsg, c->fd, (long)&mh, MSG_DONTWAIT, 0, 0, 0);
 	}
-	if (S_ISFIFO(st.st_mode)) {
+	if (type == S_IFIFO) {
 		c->cnt = iov_prefix(c, PIPE_BUF, part);
 		c->iov = part;
 	}
@@ -259,21 +268,13 @@ static long rw_native(struct rw *c, int whole)
 
 /* The deadline a socket timeout (SO_RCVTIMEO / SO_SNDTIMEO) sets for a call starting now; 0:
  * none, or not a socket. Asked only before a call's first wait: a call that goes through
- * without waiting needs no timeout. */
-static long long sock_deadline(int fd, unsigned ev)
+ * without waiting needs no timeout. word (NULL: none): fd's descriptor-table word, where a
+ * descriptor that is no socket is noted so (fds.c) for its next calls. */
+static long long sock_deadline(int fd, unsigned ev, uint32_t *word)
 {
 	long long t = sock_timeo(fd, ev == POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO);
 
-	return t > 0 ? now_ns(CLOCK_MONOTONIC) + t : 0;
-}
-
-/* The deadline a socket timeout sets for a call starting now (0: none, or not a socket), as
- * sock_deadline; a descriptor that is no socket is noted so (fds.c) for its next calls. */
-static long long sock_deadline_note(int fd, unsigned ev, uint32_t *word)
-{
-	long long t = sock_timeo(fd, ev == POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO);
-
-	if (t == -ENOTSOCK)
+	if (t == -ENOTSOCK && word)
 		ulp_fd_note(fd, word, ULP_FD_NOT_SOCK);
 	return t > 0 ? now_ns(CLOCK_MONOTONIC) + t : 0;
 }
@@ -314,16 +315,6 @@ static long read_parked(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c
 		}
 		return wt.timed_out ? -EAGAIN : wt.res;
 	}
-}
-
-/* fd's file type (the S_IFMT bits); 0 when fstat fails. */
-static unsigned file_type(int fd)
-{
-	struct stat st;
-
-	if (sys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) != 0)
-		return 0;
-	return st.st_mode & S_IFMT;
 }
 
 /* A regular file, whose O_NONBLOCK means nothing: its read waits for the disk in a process. */
@@ -384,7 +375,7 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	 * regular file, whose O_NONBLOCK means nothing (it waits for the disk in a process). */
 	if (fd_nonblock(c->fd))
 		return !tried || is_regular(c->fd) ? rw_try(c, 0) : -EAGAIN;
-	return read_parked(io, cb, c, no_sock ? 0 : sock_deadline_note(c->fd, POLLIN, word));
+	return read_parked(io, cb, c, no_sock ? 0 : sock_deadline(c->fd, POLLIN, word));
 }
 
 /*
@@ -459,7 +450,7 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 			if (fd_nonblock(c->fd))
 				return done ? done : nowait ? r : rw_try(c, 0);
 			waited = 1;
-			deadline = no_sock ? 0 : sock_deadline_note(c->fd, ev, &word);
+			deadline = no_sock ? 0 : sock_deadline(c->fd, ev, &word);
 			ulp_io_wait_init(io, &wt, cb, 1);
 		}
 		r = park_fd(io, &wt, cb, c->fd, ev, deadline);
@@ -544,7 +535,7 @@ static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
 				return sys(SYS_accept4, a[0], a[1], a[2],
 					   nr == SYS_accept4 ? a[3] : 0, 0, 0);
 			if (deadline < 0)
-				deadline = sock_deadline((int)a[0], POLLIN);
+				deadline = sock_deadline((int)a[0], POLLIN, NULL);
 			ulp_io_wait_init(io, &wt, cb, 1);
 			r = park_fd(io, &wt, cb, (int)a[0], POLLIN, deadline);
 			if (r)
@@ -554,7 +545,7 @@ static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
 	ulp_io_wait_init(io, &wt, cb, 1);
 	/* connect: the socket's SO_SNDTIMEO bounds the wait, as in the kernel */
 	wt.ts_set = 0;
-	r = sock_deadline((int)a[0], POLLOUT);
+	r = sock_deadline((int)a[0], POLLOUT, NULL);
 	if (r)
 		wait_deadline(&wt, r);
 	ulp_io_park(io, &wt, &op, 1);
