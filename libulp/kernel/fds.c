@@ -154,38 +154,44 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 	}
 }
 
+/* fd's word in the calling task's table, NULL when none is kept (0-2, past the table, no
+ * table); *tp: the table. */
+static _Atomic int32_t *slot(long fd, struct ulp_fd_table **tp)
+{
+	_Atomic int32_t *own = owners(tp, 0);
+
+	if (!own || fd < 3 || fd >= FD_LIMIT || fd >= atomic_load(&(*tp)->hi))
+		return NULL;
+	return &own[fd];
+}
+
 int ulp_fd_owner(long fd)
 {
 	struct ulp_fd_table *t;
-	_Atomic int32_t *own = owners(&t, 0);
+	_Atomic int32_t *w = slot(fd, &t);
 
-	if (!own || fd < 3 || fd >= FD_LIMIT || fd >= atomic_load(&t->hi))
-		return 0;
-	return atomic_load_explicit(&own[fd], memory_order_relaxed) & FD_OWNER;
+	return w ? atomic_load_explicit(w, memory_order_relaxed) & FD_OWNER : 0;
 }
 
 uint32_t ulp_fd_word(long fd)
 {
 	struct ulp_fd_table *t;
-	_Atomic int32_t *own = owners(&t, 0);
-	uint32_t w;
+	_Atomic int32_t *w = slot(fd, &t);
+	uint32_t v;
 
-	if (!own || fd < 3 || fd >= FD_LIMIT || fd >= atomic_load(&t->hi))
+	if (!w || atomic_load_explicit(&t->own_ring, memory_order_relaxed))
 		return 0;
-	if (atomic_load_explicit(&t->own_ring, memory_order_relaxed))
-		return 0;
-	w = (uint32_t)atomic_load_explicit(&own[fd], memory_order_relaxed);
-	return w & FD_OWNER ? w : 0; /* nobody's: nothing is kept about it */
+	v = (uint32_t)atomic_load_explicit(w, memory_order_relaxed);
+	return v & FD_OWNER ? v : 0; /* nobody's: nothing is kept about it */
 }
 
 void ulp_fd_note(long fd, uint32_t *word, uint32_t note)
 {
 	struct ulp_fd_table *t;
-	_Atomic int32_t *own = owners(&t, 0);
+	_Atomic int32_t *w = *word ? slot(fd, &t) : NULL;
 	int32_t o = (int32_t)*word;
 
-	if (own && *word && fd >= 3 && fd < FD_LIMIT && fd < atomic_load(&t->hi) &&
-	    atomic_compare_exchange_strong(&own[fd], &o, (int32_t)(*word | note)))
+	if (w && atomic_compare_exchange_strong(w, &o, (int32_t)(*word | note)))
 		*word |= note;
 }
 
