@@ -14,6 +14,7 @@
 
 #include "fallback.h"
 #include "pvas.h"
+#include "shebang.h"
 
 extern char **environ;
 
@@ -357,35 +358,21 @@ static void missing_program(const char *tool, const char *prog, const char *path
 	exit(127);
 }
 
-/* Where the "#!" line of a script names its interpreter and its one optional argument (kernel
- * rules: the first 255 bytes, words split at blanks once); 0 when path is no script. */
+/* Where the "#!" line of a script names its interpreter and its one optional argument
+ * (libulp/shebang.h); 0 when path is no script. */
 static int script_line(const char *path, char *line, size_t size, char **interp, char **arg)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t len;
-	char *e;
 
 	if (fd < 0)
 		return 0;
 	len = read(fd, line, size - 1);
 	close(fd);
-	if (len < 2 || line[0] != '#' || line[1] != '!')
+	if (len < 2)
 		return 0;
 	line[len] = 0;
-	line[strcspn(line, "\n")] = 0;
-	*interp = line + 2 + strspn(line + 2, " \t");
-	e = *interp + strcspn(*interp, " \t");
-	*arg = NULL;
-	if (*e) {
-		*e++ = 0;
-		e += strspn(e, " \t");
-		*arg = *e ? e : NULL;
-		while (*e)
-			e++;
-		while (*arg && e > *arg && (e[-1] == ' ' || e[-1] == '\t'))
-			*--e = 0;
-	}
-	return 1;
+	return ulp_shebang(line, interp, arg);
 }
 
 /*
@@ -397,7 +384,7 @@ static int script_line(const char *path, char *line, size_t size, char **interp,
  */
 static void follow_scripts(const char *tool, struct segment *seg)
 {
-	char line[256], *interp, *arg, **argv;
+	char line[ULP_SHEBANG_HEAD], *interp, *arg, **argv;
 	int depth, argc, k;
 
 	for (depth = 0; script_line(seg->path, line, sizeof(line), &interp, &arg); depth++) {

@@ -21,6 +21,7 @@
  * runs with the ULP's TLS loaded or on a PVAS task's worker: raw system calls only.
  */
 #include "backend.h"
+#include "shebang.h"
 #include "proc.h"
 #include "syscall.h"
 #include "ulp_signal.h"
@@ -41,7 +42,6 @@
 #include <unistd.h>
 
 #define EXEC_MAX_STRINGS (32u << 20) /* argv + envp copied at most: beyond, E2BIG */
-#define SCRIPT_HEAD 256		     /* the kernel's BINPRM_BUF_SIZE */
 
 /* Host memory: the new program between its checks and its load. */
 struct exec_prep {
@@ -235,24 +235,12 @@ static int is_et_exec(const char *path)
  * interpreter is a script too, -errno. */
 static int script(struct exec_prep *p, int dirfd, int cwdfd)
 {
-	char buf[SCRIPT_HEAD], *s, *interp, *arg = NULL, *name, *old, **v;
+	char buf[ULP_SHEBANG_HEAD], *interp, *arg, *name, *old, **v;
 	size_t n, i, k = 0;
 	int rc;
 
-	if (head(p->path, buf, sizeof(buf)) < 2 || buf[0] != '#' || buf[1] != '!')
+	if (head(p->path, buf, sizeof(buf)) < 2 || !ulp_shebang(buf, &interp, &arg))
 		return 0;
-	s = buf + 2;
-	s[strcspn(s, "\n")] = 0;
-	s += strspn(s, " \t");
-	interp = s;
-	s += strcspn(s, " \t");
-	if (*s) {
-		*s++ = 0;
-		s += strspn(s, " \t");
-		for (n = strlen(s); n && (s[n - 1] == ' ' || s[n - 1] == '\t'); n--)
-			s[n - 1] = 0;
-		arg = *s ? s : NULL;
-	}
 	if (!*interp)
 		return -ENOEXEC;
 	/* the script's name as the kernel passes it: the one given, or /dev/fd/N[/name] */
