@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -266,6 +267,54 @@ static long rw_native(struct rw *c, int whole)
 	return r;
 }
 
+/* A file whose read a process sees short only at its end: a regular file or block device, a
+ * memory device (/dev/zero, /dev/urandom: major 1), whose driver stops early only for a signal
+ * or, under RWF_NOWAIT, when the scheduler wants the CPU. */
+static int reads_whole(int fd)
+{
+	struct stat st;
+
+	if (sys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) != 0)
+		return 0;
+	return S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) ||
+	       (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1);
+}
+
+/*
+ * A read that came back short (r bytes) where the program's own read would not have: the try
+ * without blocking reads only what is in the page cache, and /dev/zero stops when the scheduler
+ * wants the CPU or at the runtime's preemption tick. `dd bs=64M count=1` of a file half in the
+ * cache, or of /dev/zero, wrote less than as a process (its status=none says nothing). The rest
+ * is read for real (a regular file waits for the disk, as a process's read does) until the
+ * buffer is full, the end of the file (0) or an error, which the bytes already read hide, as
+ * the kernel's would. A short read at the end of a file costs an fstat and that last read.
+ */
+static long read_rest(const struct rw *c, long r)
+{
+	struct iovec rest[MAX_IOV], *iov = rest;
+	struct rw more = *c;
+	size_t want = 0, step = (size_t)r;
+	long n, done = r;
+	int i;
+
+	for (i = 0; i < c->cnt; i++)
+		want += c->iov[i].iov_len;
+	if (r <= 0 || (size_t)r >= want || c->cnt > MAX_IOV || !reads_whole(c->fd))
+		return r;
+	memcpy(rest, c->iov, (size_t)c->cnt * sizeof(*rest));
+	more.cnt = c->cnt;
+	while (iov_advance(&iov, &more.cnt, step)) {
+		more.iov = iov;
+		more.off = c->off < 0 ? -1 : c->off + done;
+		n = rw_try(&more, 0);
+		if (n <= 0)
+			break;
+		done += n;
+		step = (size_t)n;
+	}
+	return done;
+}
+
 /* The deadline a socket timeout (SO_RCVTIMEO / SO_SNDTIMEO) sets for a call starting now; 0:
  * none, or not a socket. Asked only before a call's first wait: a call that goes through
  * without waiting needs no timeout. word (NULL: none): fd's descriptor-table word, where a
@@ -338,6 +387,8 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	/* What refused RWF_NOWAIT is no socket where sockets take it: no SO_RCVTIMEO to read. */
 	int no_sock = (*word & ULP_FD_NOT_SOCK) || (noted && ulp_io_sock_rwf_nowait);
 	long r = noted || !ulp_io_rwf_nowait ? -EOPNOTSUPP : rw_try(c, 1);
+	if (r > 0)
+		return read_rest(c, r);
 	int tried = r == -EAGAIN; /* the try said "would block" (not refused, not skipped) */
 	unsigned type;
 
@@ -415,6 +466,8 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 	no_sock |= (word & ULP_FD_NOT_SOCK) != 0;
 	for (;;) {
 		r = native ? rw_native(c, whole) : nowait ? rw_try(c, 1) : -EOPNOTSUPP;
+		if (r > 0 && ev == POLLIN && rw && nowait && !native)
+			r = read_rest(c, r);
 		was_native = native;
 		native = 0;
 		if (r == -EOPNOTSUPP && !was_native) {

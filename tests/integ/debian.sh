@@ -70,6 +70,13 @@ for bs in 1 7 4096 1M; do
 	same "dd bs=$bs" dd if="$IN/big" of=out bs=$bs count=2000 status=none
 done
 STDIN=$IN/big same "dd of stdin, bs=64k" dd of=out bs=64k status=none
+# Reads a process gets whole: of /dev/zero (its driver stops early when the scheduler wants the
+# CPU), and of a file only partly in the page cache (evicted, then its first 64 KiB read). Before
+# 27 Nov the ULP's read without blocking came back short there, and dd wrote less, silently.
+same "dd bs=16M of /dev/zero" dd if=/dev/zero of=z bs=16M count=4 status=none
+seq 1 1200000 >"$IN/8m"
+same "dd bs=16M of a file partly in the page cache" sh -c "dd if='$IN/8m' iflag=nocache count=0 \
+	status=none && head -c 64K '$IN/8m' >/dev/null && exec dd if='$IN/8m' of=out bs=16M count=1 status=none"
 same "od -c" od -c "$IN/odd"
 same "cksum" cksum "$IN/big"
 same "wc" wc "$IN/big"
