@@ -387,11 +387,11 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	/* What refused RWF_NOWAIT is no socket where sockets take it: no SO_RCVTIMEO to read. */
 	int no_sock = (*word & ULP_FD_NOT_SOCK) || (noted && ulp_io_sock_rwf_nowait);
 	long r = noted || !ulp_io_rwf_nowait ? -EOPNOTSUPP : rw_try(c, 1);
-	if (r > 0)
-		return read_rest(c, r);
 	int tried = r == -EAGAIN; /* the try said "would block" (not refused, not skipped) */
 	unsigned type;
 
+	if (r > 0) /* maybe short where a process's read is not (read_rest) */
+		return read_rest(c, r);
 	if (r == -EOPNOTSUPP) {
 		if (!noted && ulp_io_rwf_nowait) { /* a refusal, not a skipped try */
 			ulp_fd_note(c->fd, word, ULP_FD_NO_NOWAIT);
