@@ -10,12 +10,27 @@
  * Descriptors 0-2 are every ULP's (sys_io.c keeps them per ULP), the task's others (the
  * launcher's, the runtime's) nobody's: never recorded, never closed here.
  *
- * A record is made after the call returns, and forgotten before a close: a number is never
- * recorded for two ULPs, and a closed one is nobody's, as long as every close passes the trap.
- * One that does not (an IORING_OP_CLOSE of a program's own io_uring) leaves its record, which
- * the next trapped call that makes that number replaces; should the number be reused without one
- * (the runtime's own descriptors, made natively), the owner's end would close it. A program's
- * own io_uring is outside what the runtime sees (docs/syscalls.md says so).
+ * A record is made after the call returns, and forgotten after the owner's close (only if it is
+ * still the owner's: a neighbour may have made and recorded the number in between), so a number
+ * being closed by its owner is never nobody's. A number nobody recorded (the launcher's, an
+ * ioctl's) may still be closed by anyone, as a process closes its own; that close must not meet
+ * a descriptor another ULP's call has just made and not yet recorded (a double close in one ULP
+ * closed its neighbour's new socket: docs/syscalls.md, "Descriptor ownership"). So makers and
+ * closers of unrecorded numbers meet in a handshake, Dekker's, over the task's closing flag and
+ * a count of makers per worker (seq_cst, so of a maker's raise and a closer's, at least one is
+ * seen by the other): a maker counts itself in on its worker before its kernel call and out
+ * once it recorded the result, stepping back while a closer is at work; a closer (and a dup2
+ * onto such a number) raises the closing flag, waits until no maker is inside, and looks again.
+ * A maker's window holds one native call and never parks (blocking calls try without blocking
+ * and park between tries, outside it). The FIFO opens the
+ * ring runs for a parked ULP make their descriptor in io-wq, whenever the other end comes: they
+ * are recorded where their completion is reaped (io_ring.c), and a closer that finds the number
+ * open, a FIFO that such an open in flight is opening, waits a little for that reap
+ * (ring_open_wait).
+ * One close that does not pass the trap (an IORING_OP_CLOSE of a program's own io_uring) leaves
+ * its record, which the next trapped call that makes that number replaces; should the number be
+ * reused without one (the runtime's own descriptors, made natively), the owner's end would close
+ * it. A program's own io_uring is outside what the runtime sees (docs/syscalls.md says so).
  *
  * A word of the table holds more than the owner: a generation that every record and every
  * forget advances, and what the I/O calls learnt about the open file there (ULP_FD_NO_NOWAIT: it
@@ -29,10 +44,12 @@
 #include "io.h"
 #include "syscall.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 /* Descriptors recorded: below nr_open's default; a process that raised it and uses more keeps
  * those unrecorded (docs/syscalls.md). */
@@ -99,7 +116,7 @@ static int forget_own(_Atomic int32_t *w, int32_t me)
 	return 0;
 }
 
-void ulp_fd_own(struct ulp_cb *cb, long fd)
+void ulp_fd_own_pvid(int pvid, long fd)
 {
 	struct ulp_fd_table *t;
 	_Atomic int32_t *own;
@@ -108,12 +125,17 @@ void ulp_fd_own(struct ulp_cb *cb, long fd)
 	if (fd < 3 || fd >= FD_LIMIT || ulp_sys_in_child())
 		return;
 	own = owners(&t, 1);
-	if (!own || cb->pvid + 1 > FD_OWNER)
+	if (!own || pvid + 1 > FD_OWNER)
 		return;
-	set_word(&own[fd], cb->pvid + 1);
+	set_word(&own[fd], pvid + 1);
 	hi = atomic_load(&t->hi);
 	while (hi <= fd && !atomic_compare_exchange_weak(&t->hi, &hi, (int)fd + 1))
 		;
+}
+
+void ulp_fd_own(struct ulp_cb *cb, long fd)
+{
+	ulp_fd_own_pvid(cb->pvid, fd);
 }
 
 void ulp_fd_disown(long lo, long hi)
@@ -148,9 +170,9 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 			if (f < 0 || !(f & FD_CLOEXEC))
 				continue;
 		}
-		/* Forgotten first, closed then: the number cannot be reused in between. */
-		if (forget_own(&own[fd], me))
-			sys(SYS_close, fd, 0, 0, 0, 0, 0);
+		/* Closed first, forgotten then: the number stays its own until it is closed. */
+		sys(SYS_close, fd, 0, 0, 0, 0, 0);
+		forget_own(&own[fd], me);
 	}
 }
 
@@ -185,6 +207,111 @@ uint32_t ulp_fd_word(long fd)
 	return v & FD_OWNER ? v : 0; /* nobody's: nothing is kept about it */
 }
 
+void ulp_fd_forget(struct ulp_cb *cb, long fd)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *w = slot(fd, &t);
+
+	if (w && !ulp_sys_in_child())
+		forget_own(w, cb->pvid + 1);
+}
+
+/* ---- makers and closers of unrecorded numbers (the handshake above) ---- */
+
+/* The task's table when its makers and closers meet (NULL: no instance, or a fork child, whose
+ * table is its own and whose copy of the counters may hold a parent's half-made state). */
+static struct ulp_fd_table *meeting(void)
+{
+	return ulp_sys_in_child() ? NULL : ulp_io_fd_table();
+}
+
+/* Until a closer's flag drops. Closers hold it for a few system calls. */
+static void wait_closer(struct ulp_fd_table *t)
+{
+	while (atomic_load_explicit(&t->closing, memory_order_relaxed))
+		sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+}
+
+_Atomic int *ulp_fd_make_begin(void)
+{
+	struct ulp_fd_table *t = meeting();
+	struct ulp_io_worker *iw = t ? ulp_io_worker(ulp_worker_self()) : NULL;
+
+	if (!iw)
+		return NULL;
+	for (;;) {
+		atomic_fetch_add(&iw->fd_making, 1);
+		if (!atomic_load(&t->closing))
+			return &iw->fd_making;
+		atomic_fetch_sub(&iw->fd_making, 1); /* stepped back: the closer may wait on it */
+		wait_closer(t);
+	}
+}
+
+void ulp_fd_make_end(_Atomic int *making)
+{
+	if (making)
+		atomic_fetch_sub(making, 1);
+}
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	sys(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
+	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A ring's FIFO open installs its descriptor in io-wq a moment before its completion shows, and
+ * is recorded when a worker reaps that (io_ring.c). While fd is open and a FIFO that such an
+ * open in flight is opening, reap and look again: then it is recorded, or, past the bound, it
+ * is not that open's (one waiting for its other end has made nothing yet; an open's install
+ * and its completion are microseconds apart, but io-wq's thread may lose the CPU in between). */
+#define RING_OPEN_WAIT_NS 200000000LL
+static void ring_open_wait(long fd)
+{
+	long long until = 0;
+
+	while (!ulp_fd_owner(fd) && ulp_io_open_pending(fd)) {
+		if (!until)
+			until = mono_ns() + RING_OPEN_WAIT_NS;
+		else if (mono_ns() > until)
+			return;
+		ulp_io_poll(ulp_worker_self());
+		sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+	}
+}
+
+int ulp_fd_claim(long fd)
+{
+	struct ulp_fd_table *t = meeting();
+	int owner;
+
+	if (!t)
+		return sys(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0) < 0 ? -EBADF : 0;
+	while (atomic_exchange(&t->closing, 1)) /* one closer at a time */
+		wait_closer(t);
+	while (ulp_io_fd_makers())
+		sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+	owner = ulp_fd_owner(fd); /* a maker may have made and recorded it meanwhile */
+	if (owner)
+		return owner;
+	/* Not open: no maker can make it while the flag is up, and a ring's open that makes it
+	 * after this look would be closed by a close made now: EBADF, as the kernel would say. */
+	if (sys(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0) < 0)
+		return -EBADF;
+	ring_open_wait(fd);
+	return ulp_fd_owner(fd);
+}
+
+void ulp_fd_claim_end(void)
+{
+	struct ulp_fd_table *t = meeting();
+
+	if (t)
+		atomic_store(&t->closing, 0);
+}
+
 void ulp_fd_note(long fd, uint32_t *word, uint32_t note)
 {
 	struct ulp_fd_table *t;
@@ -212,8 +339,8 @@ void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec)
 			sys(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC, 0, 0, 0);
 			continue;
 		}
-		if (forget_own(&own[fd], me))
-			sys(SYS_close, fd, 0, 0, 0, 0, 0);
+		sys(SYS_close, fd, 0, 0, 0, 0, 0);
+		forget_own(&own[fd], me);
 	}
 }
 
@@ -298,10 +425,12 @@ static void notes_off(void)
 long ulp_sys_fd_new(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long *a = s->a;
+	_Atomic int *making = ulp_fd_make_begin();
 	long r = sys(s->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 
 	if (makes_fd(s, r))
 		ulp_fd_own(cb, r);
+	ulp_fd_make_end(making);
 	if (s->nr == SYS_io_uring_setup && r >= 0)
 		notes_off();
 	return r;
@@ -311,6 +440,7 @@ long ulp_sys_fd_new(struct ulp_cb *cb, struct ulp_sys *s)
 long ulp_sys_fd_pair(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long *a = s->a;
+	_Atomic int *making = ulp_fd_make_begin();
 	long r = sys(s->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	const int *fds = (const int *)(s->nr == SYS_socketpair ? a[3] : a[0]);
 
@@ -318,5 +448,6 @@ long ulp_sys_fd_pair(struct ulp_cb *cb, struct ulp_sys *s)
 		ulp_fd_own(cb, fds[0]);
 		ulp_fd_own(cb, fds[1]);
 	}
+	ulp_fd_make_end(making);
 	return r;
 }

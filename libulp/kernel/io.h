@@ -18,6 +18,9 @@ struct ulp_io;
 
 /* Per-worker state of the ring and the preemption tick (struct ulp_io's ws[worker id]). */
 struct ulp_io_worker {
+	/* Its thread is between making a descriptor and recording it (fds.c's makers): its own
+	 * cache line, as every maker's count is written twice per call and read only by closers */
+	_Alignas(64) _Atomic int fd_making;
 	_Atomic int sleeping;	    /* in the idle wait: the wake hook sends it ULP_SIG_WAKE */
 	int timer;		    /* preemption timer (kernel id), -1: none */
 	struct ulp_task *tick_task; /* what ran at the last tick, and its switch count */
@@ -51,7 +54,8 @@ struct ulp_io_wait {
 	int interrupted; /* 1: a signal; 2: one whose handler has SA_RESTART */
 	int cancelling;
 	int open_inflight; /* its request is a FIFO open in io-wq (io_ring.c's iowq_kick) */
-	int data_op;	   /* its request moves data (ULP_IO_READV/WRITEV): its result wins */
+	uint64_t open_dev, open_ino; /* the FIFO it opens (ulp_io_open_pending) */
+	int data_op; /* its request moves data (ULP_IO_READV/WRITEV): its result wins */
 	struct ulp_io_wait *next, *prev; /* the ring's list of parked calls */
 	struct {
 		long long tv_sec, tv_nsec; /* layout of struct __kernel_timespec */
@@ -67,6 +71,9 @@ void ulp_io_task_init(void);
 /* Once per process before workers start: handlers, quantum from ULP_QUANTUM_US. Hosted libc. */
 int ulp_io_install(struct pvas_region *r);
 
+/* Whether fd is open on a FIFO that a FIFO open parked on the ring (not yet reaped) opens: its
+ * descriptor, perhaps, made in io-wq and not yet recorded (fds.c). */
+int ulp_io_open_pending(long fd);
 /* The ring of the calling worker's task; NULL when it has none (io_uring unavailable). */
 struct ulp_io *ulp_io_self(void);
 /* The descriptor-ownership table of the calling worker's task (fds.c): owner[fd] is the pvid + 1
@@ -76,6 +83,7 @@ struct ulp_fd_table {
 	_Atomic(_Atomic int32_t *) owner;
 	_Atomic int hi;
 	_Atomic int own_ring; /* a ULP made an io_uring: descriptors may change unseen, no notes */
+	_Atomic int closing; /* a close of (or dup2 onto) an unrecorded number is at work (fds.c) */
 };
 struct ulp_fd_table *ulp_io_fd_table(void);
 /* Descriptor ownership (fds.c). own: fd was made by cb's call (0-2 and fds past the table are
@@ -83,7 +91,22 @@ struct ulp_fd_table *ulp_io_fd_table(void);
  * every descriptor cb owns in the calling task (cloexec: only those with FD_CLOEXEC) -- its end,
  * its execve; own_cmsg: the SCM_RIGHTS descriptors a received message brought. */
 void ulp_fd_own(struct ulp_cb *cb, long fd);
+void ulp_fd_own_pvid(int pvid, long fd);
 void ulp_fd_disown(long lo, long hi);
+/* cb closed fd, its own: forgotten unless another ULP has made and recorded it since. */
+void ulp_fd_forget(struct ulp_cb *cb, long fd);
+/* A call that may make descriptors: make_begin before its kernel call (it waits while a claim is
+ * at work), make_end with what begin gave once its descriptors are recorded (the worker's count
+ * of makers: the window never leaves its worker, as it never parks). */
+_Atomic int *ulp_fd_make_begin(void);
+void ulp_fd_make_end(_Atomic int *making);
+/* The calling task's makers inside their window, all workers (struct ulp_io_worker). */
+int ulp_io_fd_makers(void);
+/* Before a close of (or a dup2 onto) fd, which no ULP had recorded: no maker is inside its window
+ * then, nor can enter until ulp_fd_claim_end (always called after, whatever it said). Says fd's
+ * owner now (pvid + 1), 0: nobody's and open, -EBADF: nobody's and not open. */
+int ulp_fd_claim(long fd);
+void ulp_fd_claim_end(void);
 void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec);
 /* The ULP (pvid + 1) that made fd, 0: none recorded. */
 int ulp_fd_owner(long fd);

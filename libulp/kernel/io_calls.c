@@ -146,8 +146,9 @@ struct rw {
 	int fd;
 	struct iovec *iov;
 	int cnt;
-	long long off; /* -1: the file position */
-	long *a;       /* socket calls: the ULP's arguments */
+	long long off;	   /* -1: the file position */
+	long *a;	   /* socket calls: the ULP's arguments */
+	struct ulp_cb *cb; /* socket calls: the caller, whose SCM_RIGHTS descriptors they are */
 };
 
 /* A read or write of one buffer made for real, as the program's read/write/pread64/pwrite64. */
@@ -162,6 +163,26 @@ static long plain_rw(const struct rw *c)
 		   (long)c->iov->iov_len, (long)c->off, 0, 0);
 }
 
+/* recvmsg, recvmmsg: the descriptors an SCM_RIGHTS message brings are made by the call itself,
+ * so it is a maker (fds.c), whose record is the receiver's, as in a process. */
+static long recv_rights(const struct rw *c, long flags)
+{
+	_Atomic int *making = ulp_fd_make_begin();
+	long *a = c->a, r, i;
+
+	if (c->nr == SYS_recvmsg) {
+		r = sys(SYS_recvmsg, a[0], a[1], flags, 0, 0, 0);
+		if (r >= 0)
+			ulp_fd_own_cmsg(c->cb, (const struct msghdr *)a[1]);
+	} else { /* no timeout: do_recvmmsg keeps it */
+		r = sys(SYS_recvmmsg, a[0], a[1], a[2], flags, 0, 0);
+		for (i = 0; i < r; i++)
+			ulp_fd_own_cmsg(c->cb, &((struct mmsghdr *)a[1])[i].msg_hdr);
+	}
+	ulp_fd_make_end(making);
+	return r;
+}
+
 static long rw_try(struct rw *c, int nowait)
 {
 	long *a = c->a;
@@ -171,10 +192,11 @@ static long rw_try(struct rw *c, int nowait)
 	case SYS_sendto:
 		return sys(c->nr, a[0], a[1], a[2], a[3] | (nowait ? MSG_DONTWAIT : 0), a[4], a[5]);
 	case SYS_recvmsg:
+		return recv_rights(c, a[2] | (nowait ? MSG_DONTWAIT : 0));
 	case SYS_sendmsg:
 		return sys(c->nr, a[0], a[1], a[2] | (nowait ? MSG_DONTWAIT : 0), 0, 0, 0);
-	case SYS_recvmmsg: /* no timeout: do_recvmmsg keeps it */
-		return sys(c->nr, a[0], a[1], a[2], a[3] | (nowait ? MSG_DONTWAIT : 0), 0, 0);
+	case SYS_recvmmsg:
+		return recv_rights(c, a[3] | (nowait ? MSG_DONTWAIT : 0));
 	case SYS_accept4:
 		return sys(c->nr, a[0], a[1], a[2], a[3], 0, 0);
 	default:
@@ -515,7 +537,7 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 static long do_rw(struct ulp_cb *cb, long nr, long *a)
 {
 	struct iovec one, copy[MAX_IOV];
-	struct rw c = {0, (int)a[0], &one, 1, -1, a};
+	struct rw c = {0, (int)a[0], &one, 1, -1, a, cb};
 	int write = 0;
 
 	switch (nr) {
@@ -555,13 +577,25 @@ static long do_rw(struct ulp_cb *cb, long nr, long *a)
 
 static long do_sock(struct ulp_cb *cb, long nr, long *a)
 {
-	struct rw c = {nr, (int)a[0], NULL, 0, -1, a};
+	struct rw c = {nr, (int)a[0], NULL, 0, -1, a, cb};
 	long flags = nr == SYS_recvfrom || nr == SYS_sendto || nr == SYS_recvmmsg ? a[3] : a[2];
 	int in = nr == SYS_recvfrom || nr == SYS_recvmsg || nr == SYS_recvmmsg;
 
-	if (flags & MSG_DONTWAIT)
-		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (flags & MSG_DONTWAIT) /* the call as it is (its flags say MSG_DONTWAIT already) */
+		return rw_try(&c, 0);
 	return rw_blocking(cb, &c, in ? POLLIN : POLLOUT, 0);
+}
+
+/* accept's kernel call, a maker (fds.c) of the caller's new descriptor. */
+static long accept_now(struct ulp_cb *cb, long nr, const long *a)
+{
+	_Atomic int *making = ulp_fd_make_begin();
+	long r = sys(nr, a[0], a[1], a[2], nr == SYS_accept4 ? a[3] : 0, 0, 0);
+
+	if (r >= 0)
+		ulp_fd_own(cb, r);
+	ulp_fd_make_end(making);
+	return r;
 }
 
 /* accept and connect go through the ring itself: there is no per-call non-blocking flag. */
@@ -573,7 +607,8 @@ static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
 	long r;
 
 	if (!io || fd_nonblock((int)a[0])) /* also: EBADF from the call itself */
-		return sys(nr, a[0], a[1], a[2], nr == SYS_accept4 ? a[3] : 0, 0, 0);
+		return nr == SYS_connect ? sys(nr, a[0], a[1], a[2], 0, 0, 0)
+					 : accept_now(cb, nr, a);
 	if (nr == SYS_connect) {
 		op.kind = ULP_IO_CONNECT;
 	} else {
@@ -585,8 +620,7 @@ static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
 		for (;;) {
 			r = poll0((int)a[0], POLLIN);
 			if (r != 0)
-				return sys(SYS_accept4, a[0], a[1], a[2],
-					   nr == SYS_accept4 ? a[3] : 0, 0, 0);
+				return accept_now(cb, nr, a);
 			if (deadline < 0)
 				deadline = sock_deadline((int)a[0], POLLIN, NULL);
 			ulp_io_wait_init(io, &wt, cb, 1);
@@ -627,7 +661,8 @@ static const char *absolute(const char *path, char *buf, size_t len)
 }
 
 /* Opening a FIFO waits for the other end (unless O_NONBLOCK or O_RDWR): that open runs on the
- * ring (in the kernel's io-wq thread of this process), every other open natively. */
+ * ring (in the kernel's io-wq thread of this process), every other open natively. The new
+ * descriptor is the caller's (fds.c). */
 static long do_open(struct ulp_cb *cb, long nr, long *a)
 {
 	/* The kernel reads dirfd as an int: glibc's AT_FDCWD arrives zero-extended
@@ -645,22 +680,42 @@ static long do_open(struct ulp_cb *cb, long nr, long *a)
 			       .addr = path,
 			       .len = mode};
 	struct ulp_io_wait wt;
+	_Atomic int *making;
 	struct stat st;
 	char abs[4096];
 	long r;
+	int fifo;
 
-	if (ulp_sys_self_open(cb, dirfd, path, flags, &r))
-		return r; /* its own /proc/self/cmdline, environ */
-	if (!io || (flags & (O_NONBLOCK | O_PATH)) || (flags & O_ACCMODE) == O_RDWR ||
-	    sys(SYS_newfstatat, dirfd, (long)path, (long)&st, 0, 0, 0) != 0 ||
-	    !S_ISFIFO(st.st_mode))
-		return sys(SYS_openat, dirfd, (long)path, flags, mode, 0, 0);
-	/* Too long to make absolute: the kernel's open, which blocks the worker. */
-	if (dirfd == AT_FDCWD && path[0] != '/' && !(op.addr = absolute(path, abs, sizeof(abs))))
-		return sys(SYS_openat, dirfd, (long)path, flags, mode, 0, 0);
+	/* Every open but a FIFO's that waits for its other end: a maker (fds.c), in one window. */
+	making = ulp_fd_make_begin();
+	if (ulp_sys_self_open(cb, dirfd, path, flags, &r)) { /* its /proc/self/cmdline, environ */
+		fifo = 0;
+	} else {
+		fifo = !(flags & (O_NONBLOCK | O_PATH)) && (flags & O_ACCMODE) != O_RDWR &&
+		       sys(SYS_newfstatat, dirfd, (long)path, (long)&st, 0, 0, 0) == 0 &&
+		       S_ISFIFO(st.st_mode);
+		if (!fifo)
+			r = sys(SYS_openat, dirfd, (long)path, flags, mode, 0, 0);
+	}
+	if (!fifo && r >= 0)
+		ulp_fd_own(cb, r);
+	ulp_fd_make_end(making);
+	if (!fifo)
+		return r;
+	/* No ring, or too long to make absolute: the kernel's open, which blocks the worker (and
+	 * may not hold a maker's window that long: recorded after, docs/syscalls.md). */
+	if (!io || (dirfd == AT_FDCWD && path[0] != '/' &&
+		    !(op.addr = absolute(path, abs, sizeof(abs))))) {
+		r = sys(SYS_openat, dirfd, (long)path, flags, mode, 0, 0);
+		if (r >= 0)
+			ulp_fd_own(cb, r);
+		return r;
+	}
 	ulp_io_wait_init(io, &wt, cb, 1);
+	wt.open_dev = st.st_dev; /* for a closer that meets its descriptor (fds.c) */
+	wt.open_ino = st.st_ino;
 	ulp_io_park(io, &wt, &op, 1);
-	return wt.interrupted ? -EINTR : wt.res;
+	return wt.interrupted ? -EINTR : wt.res; /* recorded where it was reaped (io_ring.c) */
 }
 
 /* ---- poll, select, epoll ---- */
@@ -880,12 +935,13 @@ static long do_epoll(struct ulp_cb *cb, long nr, long *a)
  * did with MSG_WAITFORONE, or the timeout passed after a message (the kernel looks at it only
  * then); the wait for a message is a blocking recvmsg's (do_sock). After the first message an
  * error ends the call with what came (the kernel keeps the error for the next call, which sees
- * it again here: it is the socket's). The descriptors SCM_RIGHTS brought are the receiver's.
+ * it again here: it is the socket's). The descriptors SCM_RIGHTS brought are the receiver's
+ * (recv_rights).
  */
 static long do_recvmmsg(struct ulp_cb *cb, long *a)
 {
 	struct mmsghdr *v = (struct mmsghdr *)a[1];
-	unsigned vlen = (unsigned)a[2], done = 0, i;
+	unsigned vlen = (unsigned)a[2], done = 0;
 	long flags = (unsigned)a[3], r;
 	const struct timespec *tmo = (const struct timespec *)a[4];
 	long long deadline = 0;
@@ -908,9 +964,7 @@ static long do_recvmmsg(struct ulp_cb *cb, long *a)
 		if ((flags & MSG_WAITFORONE) || (deadline && now_ns(CLOCK_MONOTONIC) >= deadline))
 			break;
 	}
-	for (i = 0; i < done; i++)
-		ulp_fd_own_cmsg(cb, &v[i].msg_hdr);
-	return done;
+	return done; /* the SCM_RIGHTS descriptors are recorded: recv_rights */
 }
 
 /* ---- sleeping and waiting ---- */
@@ -988,9 +1042,7 @@ long ulp_sys_io_block(struct ulp_cb *cb, struct ulp_sys *s)
 	case SYS_sendto:
 	case SYS_recvmsg:
 	case SYS_sendmsg:
-		*ret = do_sock(cb, nr, a);
-		if (nr == SYS_recvmsg && r >= 0) /* SCM_RIGHTS: the receiver's (fds.c) */
-			ulp_fd_own_cmsg(cb, (const struct msghdr *)a[1]);
+		*ret = do_sock(cb, nr, a); /* recvmsg's SCM_RIGHTS: the receiver's (recv_rights) */
 		break;
 	case SYS_recvmmsg:
 		*ret = do_recvmmsg(cb, a);
@@ -998,9 +1050,7 @@ long ulp_sys_io_block(struct ulp_cb *cb, struct ulp_sys *s)
 	case SYS_accept:
 	case SYS_accept4:
 	case SYS_connect:
-		*ret = do_ring_op(cb, nr, a);
-		if (nr != SYS_connect && r >= 0)
-			ulp_fd_own(cb, r);
+		*ret = do_ring_op(cb, nr, a); /* accept's descriptor: recorded (accept_now) */
 		break;
 	case SYS_poll:
 	case SYS_ppoll:
@@ -1027,9 +1077,7 @@ long ulp_sys_io_block(struct ulp_cb *cb, struct ulp_sys *s)
 		break;
 	case SYS_open:
 	case SYS_openat:
-		*ret = do_open(cb, nr, a);
-		if (r >= 0)
-			ulp_fd_own(cb, r);
+		*ret = do_open(cb, nr, a); /* its descriptor recorded there */
 		break;
 	}
 	return r;

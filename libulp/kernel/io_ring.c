@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 
@@ -487,6 +488,10 @@ static void complete(struct ulp_io *io, uint64_t ud, int res)
 	if (!wt)
 		return;
 	if (!(ud & UD_CANCEL) && wt->open_inflight) { /* its one request: the open's CQE */
+		/* The descriptor exists since io-wq made it: the ULP's now, before it runs again
+		 * (every open's result is taken below), for a double close elsewhere (fds.c). */
+		if (res >= 0)
+			ulp_fd_own_pvid(wt->pvid, res);
 		wt->open_inflight = 0;
 		atomic_fetch_sub(&io->opens, 1);
 	}
@@ -557,6 +562,35 @@ static void reap(struct ulp_io *io)
 		__atomic_store_n(io->cq_head, head, __ATOMIC_RELEASE);
 	}
 	ulp_spin_unlock(&io->cq_lock);
+}
+
+int ulp_io_fd_makers(void)
+{
+	struct ulp_io *io = io_of(ulp_worker_self());
+	unsigned i;
+	int n = 0;
+
+	for (i = 0; io && i < io->nworkers; i++)
+		n += atomic_load(&io->ws[i].fd_making);
+	return n;
+}
+
+int ulp_io_open_pending(long fd)
+{
+	struct ulp_io *io = ulp_io_self();
+	const struct ulp_io_wait *wt;
+	struct stat st;
+	int found = 0;
+
+	if (!io || !atomic_load(&io->opens) ||
+	    sys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) != 0 ||
+	    !S_ISFIFO(st.st_mode))
+		return 0;
+	ulp_spin_lock(&io->cq_lock);
+	for (wt = io->waiters; wt && !found; wt = wt->next)
+		found = wt->open_inflight && wt->open_dev == st.st_dev && wt->open_ino == st.st_ino;
+	ulp_spin_unlock(&io->cq_lock);
+	return found;
 }
 
 static int ready(struct ulp_io *io)

@@ -74,6 +74,8 @@ long ulp_std_dup(struct ulp_cb *cb, const struct ulp_sys *s)
 	if (cb->std_own[newfd]) {
 		fd = sys(SYS_dup3, from, cb->std_own[newfd], flags, 0, 0, 0);
 	} else {
+		_Atomic int *making = ulp_fd_make_begin(); /* a new descriptor (fds.c) */
+
 		fd = sys(SYS_fcntl, from, flags ? F_DUPFD_CLOEXEC : F_DUPFD, ULP_STD_LOW, 0, 0, 0);
 		if (fd == -EINVAL) /* a descriptor limit below ULP_STD_LOW */
 			fd = sys(SYS_fcntl, from, flags ? F_DUPFD_CLOEXEC : F_DUPFD, 3, 0, 0, 0);
@@ -81,6 +83,7 @@ long ulp_std_dup(struct ulp_cb *cb, const struct ulp_sys *s)
 			ulp_fd_own(cb, fd);
 			cb->std_own[newfd] = (int)fd;
 		}
+		ulp_fd_make_end(making);
 	}
 	if (fd < 0)
 		return fd;
@@ -96,8 +99,8 @@ void ulp_std_close(struct ulp_cb *cb, long fd)
 	if (!own)
 		return;
 	cb->std_own[fd] = 0;
-	ulp_fd_disown(own, own);
 	sys(SYS_close, own, 0, 0, 0, 0, 0);
+	ulp_fd_forget(cb, own); /* after: its own until closed (fds.c) */
 }
 
 /* execve: its own 0-2 marked close-on-exec are closed for it (ulp_fd_close_owned closes them);

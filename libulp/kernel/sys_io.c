@@ -46,6 +46,21 @@ static int is_kept_fd(const struct ulp_cb *cb, long fd)
 	return 0;
 }
 
+/* close of a number no ULP recorded: once no call of another ULP is between making that number
+ * and recording it (fds.c's claim), which the ULP's own double close would otherwise close. */
+static long close_nobodys(struct ulp_cb *cb, long fd)
+{
+	int owner = ulp_fd_claim(fd);
+	long r = owner ? -EBADF : ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+
+	ulp_fd_claim_end();
+	if (owner == cb->pvid + 1) { /* made meanwhile by a thread of its own */
+		r = ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+		ulp_fd_forget(cb, fd);
+	}
+	return r;
+}
+
 /* A ULP that closes stdin, stdout or stderr at exit (coreutils' close_stdout) must not close them
  * for the others: it sees them closed, they stay open. */
 long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
@@ -63,10 +78,13 @@ long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
 	if (is_kept_fd(cb, fd))
 		return -EBADF; /* the runtime's, not the program's */
 	owner = ulp_fd_owner(fd);
-	if (owner && owner != cb->pvid + 1)
+	if (!owner) /* the launcher's, an ioctl's; or a neighbour's being made (fds.c) */
+		return close_nobodys(cb, fd);
+	if (owner != cb->pvid + 1)
 		return -EBADF; /* another ULP's, as another process's is not in this one's table */
-	ulp_fd_disown(fd, fd); /* before the number can be reused */
-	return ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+	r = ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+	ulp_fd_forget(cb, fd); /* its own until closed: a double close elsewhere sees so */
+	return r;
 }
 
 /* ulp_fd_range_owned over [lo, last] but for the ULP's own 0-2 (the program knows them as 0-2). */
@@ -143,6 +161,33 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 	return ulp_arch_syscall(SYS_close_range, lo, last, flags, 0, 0, 0);
 }
 
+/* dup2/dup3 of from onto newfd, a number no ULP recorded: it closes what is there, so it waits as
+ * a close does (close_nobodys) and makes the descriptor within that claim. A free newfd is taken
+ * with F_DUPFD, which takes it only while it is free: a FIFO open the ring runs may make it any
+ * time (fds.c), and dup2 would close that one. */
+static long dup_nobodys(struct ulp_cb *cb, const struct ulp_sys *s, long from, long newfd)
+{
+	int owner = ulp_fd_claim(newfd), cloexec = s->nr == SYS_dup3 && (s->a[2] & O_CLOEXEC);
+	long r = -EBUSY;
+
+	if (owner == -EBADF && newfd != from && !(s->nr == SYS_dup3 && (s->a[2] & ~O_CLOEXEC))) {
+		r = ulp_arch_syscall(SYS_fcntl, from, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, newfd, 0,
+				     0, 0);
+		if (r >= 0 && r != newfd) { /* made meanwhile */
+			ulp_arch_syscall(SYS_close, r, 0, 0, 0, 0, 0);
+			r = -EBUSY;
+		} else if (r == -EINVAL) { /* newfd past the descriptor limit: as dup2 says */
+			r = -EBADF;
+		}
+	} else if (owner <= 0 || owner == cb->pvid + 1) { /* its own: made meanwhile by a thread */
+		r = ulp_arch_syscall(s->nr, from, newfd, s->a[2], 0, 0, 0);
+	}
+	if (r >= 0 && newfd != from)
+		ulp_fd_own(cb, newfd);
+	ulp_fd_claim_end();
+	return r;
+}
+
 /* dup2, dup3 onto 0-2: this ULP's own (stdfds.c), open again for it if it had closed it (a
  * shell's `close(1); dup2(2, 1)` around a redirected builtin); the task's 0-2, every other
  * ULP's, stay. Onto another one: the new descriptor is the caller's. Onto one of the runtime's
@@ -164,6 +209,8 @@ long ulp_sys_dup2(struct ulp_cb *cb, struct ulp_sys *s)
 		return ulp_std_dup(cb, s);
 	if (oldfd >= 0 && oldfd <= 2 && (cb->std_closed & (1u << oldfd)))
 		return -EBADF; /* closed for this ULP */
+	if (!owner)
+		return dup_nobodys(cb, s, ulp_std_fd(cb, oldfd), newfd);
 	r = ulp_arch_syscall(s->nr, ulp_std_fd(cb, oldfd), newfd, s->a[2], 0, 0, 0);
 	if (r >= 0 && newfd != oldfd) /* dup2(fd, fd) changes nothing */
 		ulp_fd_own(cb, newfd);

@@ -258,4 +258,38 @@ for prog in stdfds stdfds_dyn; do
 	done
 done
 
+# A double close in one ULP must not close another ULP's new descriptor (tests/integ/progs/
+# dblclose.c): the ULPs of a task share one table, and a descriptor was recorded as its ULP's
+# just after the call that made it, so for a moment it was nobody's; a ULP closing a number it
+# no longer owned in that moment, on another worker, closed it (mpistart, 26 Nov: 1-9 wrong
+# closes in 2000 rounds per rank; this mix of socket, dup, pipe2, open and eventfd saw 10-60 in
+# 3000, and the FIFO pair, whose descriptors io-wq makes, hung). Each line must be what a
+# process prints.
+rm -f "$T/dc.f" "$T/dc.a" && mkfifo "$T/dc.f" "$T/dc.a"
+D=$P/dblclose
+for l in "$X -w 2" "$S -t 1 -w 2"; do
+	# shellcheck disable=SC2086 # the launcher and its options are words
+	if expect "dblclose ($l)" 0 $l -n 3 $D 3000 : -n 1 $D fifo 1000 "$T/dc.f" "$T/dc.a" r \
+		: -n 1 $D fifo 1000 "$T/dc.f" "$T/dc.a" w &&
+		[ "$(lines '^dblclose: 3000 rounds, 0 lost, 0 wrong closes, 0 errors$')" = 3 ] &&
+		[ "$(lines '^dblclose fifo [rw]: 1000 bytes read, 0 lost, 0 wrong closes, 0 errors$')" = 2 ]; then
+		ok "double closes in 5 ULPs of a task never close another ULP's new descriptor ($l)"
+	else
+		no "double closes in 5 ULPs of a task never close another ULP's new descriptor ($l)"
+	fi
+done
+# ... while the descriptors nobody recorded still close as in a process: the launcher's (5,
+# opened by this shell) and one an ioctl made.
+ref_dc=$($D nobodys 5 5</etc/hostname)
+for l in "$X -w 2" "$S -t 1 -w 2"; do
+	# shellcheck disable=SC2086 # the launcher and its options are words
+	if expect "dblclose nobodys ($l)" 0 $l -n 1 $D nobodys 5 : -n 1 $D 0 5</etc/hostname &&
+		[ "$ref_dc" = "dblclose nobodys: inherited 0 EBADF; ioctl's 0 EBADF" ] &&
+		[ "$(lines "^$ref_dc\$")" = 1 ]; then
+		ok "a ULP closes the launcher's descriptor and an ioctl's, as a process ($l)"
+	else
+		no "a ULP closes the launcher's descriptor and an ioctl's, as a process ($l)"
+	fi
+done
+
 finish integ-fdends

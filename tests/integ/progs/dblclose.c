@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A double close in one ULP must not close another ULP's new descriptor (tests/integ/fdends.sh;
+ * docs/syscalls.md, "Descriptor ownership"). The ULPs of a task share one descriptor table, and
+ * a number a ULP closed may be made again at once by a neighbour on another worker.
+ *   dblclose N        N rounds of: make a descriptor (socket, dup, pipe2, open of /dev/null,
+ *                     eventfd, in turn), fstat it (its device and inode kept), fstat it again
+ *                     just before closing it (it must still be the same file: no one closed
+ *                     it), close it (0), close it again (EBADF: a 0 closed someone's). Prints
+ *                     one line with its counts; a process prints the same.
+ *   dblclose nobodys [FD]   close FD (an inherited descriptor of the launcher's, opened by the
+ *                     test's shell): 0, then EBADF; then make a descriptor by an ioctl
+ *                     (NS_GET_USERNS: the runtime does not trap ioctl, so no ULP owns it) and
+ *                     close it: 0, then EBADF. Not with double closes in other ULPs: no record
+ *                     guards an ioctl's descriptor from them (docs/syscalls.md).
+ *   dblclose fifo N F A r|w   N rounds in lock-step of two ULPs, by blocking FIFO opens (the
+ *                     runtime runs them on its ring, whose descriptor is made in the kernel's
+ *                     io-wq thread): r opens F for reading and reads one byte to EOF, then
+ *                     opens A for writing and writes one; w the other ends; every descriptor is
+ *                     closed twice as above. Each side prints the bytes it read (N).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct counts {
+	long rounds, lost, wrong, bad;
+};
+
+/* Make descriptors by the round's call: 1 or 2 of them in fds. */
+static int make(long i, int fds[2])
+{
+	switch (i % 5) {
+	case 0:
+		fds[0] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		return 1;
+	case 1:
+		fds[0] = dup(0);
+		return 1;
+	case 2:
+		if (pipe2(fds, O_CLOEXEC))
+			fds[0] = fds[1] = -1;
+		return 2;
+	case 3:
+		fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return 1;
+	default:
+		fds[0] = eventfd(0, EFD_CLOEXEC);
+		return 1;
+	}
+}
+
+static int same_file(int fd, const struct stat *was)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_dev == was->st_dev && st.st_ino == was->st_ino;
+}
+
+/* fd, still the file in *was, closed once (0) and again (EBADF). */
+static void close_twice(int fd, const struct stat *was, struct counts *c)
+{
+	if (!same_file(fd, was))
+		c->lost++; /* closed, or another file now: someone closed it */
+	if (close(fd) != 0)
+		c->lost++;
+	errno = 0;
+	if (close(fd) == 0)
+		c->wrong++; /* closed another's descriptor */
+	else if (errno != EBADF)
+		c->bad++;
+}
+
+static void round_trip(long i, struct counts *c)
+{
+	struct stat st[2];
+	int fds[2], n = make(i, fds), k;
+
+	for (k = 0; k < n; k++)
+		if (fds[k] < 0 || fstat(fds[k], &st[k])) {
+			c->bad++;
+			return;
+		}
+	for (k = 0; k < n; k++)
+		close_twice(fds[k], &st[k], c);
+	c->rounds++;
+}
+
+/* Close a descriptor nobody recorded (the launcher's, an ioctl's): "0 EBADF" as a process. */
+static const char *close_nobodys(int fd)
+{
+	int r1 = close(fd), r2;
+
+	errno = 0;
+	r2 = close(fd);
+	if (r1 == 0 && r2 == -1 && errno == EBADF)
+		return "0 EBADF";
+	return "WRONG";
+}
+
+/* One FIFO open of path, one byte written (wr) or read to EOF, closed twice; the bytes read. */
+static long fifo_end(const char *path, int wr, struct counts *c)
+{
+	struct stat st;
+	char b[64];
+	long got = 0, r;
+	int fd = open(path, wr ? O_WRONLY : O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		c->bad++;
+		return 0;
+	}
+	if (wr && write(fd, "x", 1) != 1)
+		c->bad++;
+	while (!wr && (r = read(fd, b, sizeof(b))) > 0)
+		got += r;
+	close_twice(fd, &st, c);
+	return got;
+}
+
+static int fifo_main(long n, const char *f, const char *a, int w)
+{
+	struct counts c = {0};
+	long got = 0, i;
+
+	for (i = 0; i < n; i++) {
+		got += fifo_end(f, w, &c);
+		got += fifo_end(a, !w, &c);
+	}
+	printf("dblclose fifo %s: %ld bytes read, %ld lost, %ld wrong closes, %ld errors\n",
+	       w ? "w" : "r", got, c.lost, c.wrong, c.bad);
+	return 0;
+}
+
+static int nobodys_main(int argc, char **argv)
+{
+	int ns, fd;
+
+	printf("dblclose nobodys:");
+	if (argc > 2)
+		printf(" inherited %s;", close_nobodys(atoi(argv[2])));
+	ns = open("/proc/self/ns/uts", O_RDONLY | O_CLOEXEC);
+	fd = ns < 0 ? -1 : ioctl(ns, NS_GET_USERNS);
+	printf(" ioctl's %s\n", fd < 0 ? strerror(errno) : close_nobodys(fd));
+	if (ns >= 0)
+		close(ns);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct counts c = {0};
+	long n = argc > 1 ? atol(argv[1]) : 2000, i;
+
+	if (argc == 6 && !strcmp(argv[1], "fifo"))
+		return fifo_main(atol(argv[2]), argv[3], argv[4], argv[5][0] == 'w');
+	if (argc > 1 && !strcmp(argv[1], "nobodys"))
+		return nobodys_main(argc, argv);
+	for (i = 0; i < n; i++)
+		round_trip(i, &c);
+	printf("dblclose: %ld rounds, %ld lost, %ld wrong closes, %ld errors\n", c.rounds, c.lost,
+	       c.wrong, c.bad);
+	return 0;
+}
