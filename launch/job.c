@@ -21,6 +21,7 @@
 #include "fallback.h"
 #include "pmi.h"
 #include "status.h"
+#include "topo.h"
 #include "pvas.h"
 
 #define LINE_MAX_BUF (64 * 1024) /* a longer line is passed on in pieces of this size */
@@ -957,6 +958,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	sigset_t sigs;
 	pid_t *tasks = NULL;
 	const char *yield_lib = NULL;
+	char *topo_vars[2];
+	int topo = 0;
 
 	for (i = 0; i < nsegs; i++)
 		j.total += segs[i].n;
@@ -1027,8 +1030,10 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		status = 1;
 		goto out;
 	}
-	if (o->pmi)
+	if (o->pmi) {
 		yield_lib = mpi_yield_lib(o->tool);
+		topo = topo_export(topo_vars) == 0; /* read by each rank's hwloc (topo.h) */
+	}
 
 	/* Signals are read from a signalfd in the loop, never handled asynchronously. Blocked
 	 * before pvas_create so that its thread has them blocked too; the tasks unblock them. */
@@ -1092,6 +1097,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			env = with_pmi(&j, r, env);
 		if (env && yield_lib)
 			env = with_preload(yield_lib, env);
+		if (env && topo)
+			env = env_append(env, topo_vars, 2);
 		if (!env) {
 			fprintf(stderr, "%s: out of memory\n", o->tool);
 			failed_load = 1;

@@ -98,4 +98,34 @@ else
 	no "the yield library, loaded, leaves LD_PRELOAD as the job set it (unset, or the user's $lm)"
 fi
 
+# The topology, discovered once by ulpspawn (launch/topo.h), is what hwloc finds for a process: as
+# many objects of each type as lstopo's keeping all (mpich's package depends on hwloc's tools); every rank of
+# both tasks reads it. ULP_MPI_TOPO=0, or the user's own HWLOC_XMLFILE, leave the ranks to theirs.
+# kinds FILE: "TYPE COUNT" per object type of an hwloc XML topology, sorted
+kinds() { grep -o '<object type="[A-Za-z0-9]*"' "$1" | sort | uniq -c | awk '{print $3, $1}'; }
+# (sh is no MPI program: the first rank to end ends the job, so each waits, at most 20 s, until
+# all 4 have their copy)
+topo_sh='x=$HWLOC_XMLFILE; echo "rank $ULP_RANK $HWLOC_THISSYSTEM ${x%/fd/*}"
+cat "$x" >"$TOPO_OUT.t$ULP_RANK" && mv "$TOPO_OUT.t$ULP_RANK" "$TOPO_OUT.$ULP_RANK"
+i=0; while [ $i -lt 400 ] && [ "$(ls "$TOPO_OUT".[0-3] 2>/dev/null | wc -l)" -lt 4 ]; do
+sleep 0.05; i=$((i + 1)); done'
+LSTOPO=$(command -v lstopo-no-graphics || command -v lstopo)
+if [ -z "$LSTOPO" ]; then
+	no "the topology given to the ranks: lstopo missing (sh mk/deps.sh check installs mpich, which brings it)"
+elif "$LSTOPO" --whole-io --filter all:all --of xml -f "$T/lstopo.xml" 2>/dev/null &&
+	expect "topology" 1 env TOPO_OUT="$T/topo" $S --pmi -n 4 -t 2 /bin/sh -c "$topo_sh" &&
+	[ "$(grep -c '^rank [0-3] 1 /proc/[0-9]*$' "$T/out")" = 4 ] &&
+	[ -n "$(kinds "$T/lstopo.xml" | grep PU)" ] &&
+	[ "$(kinds "$T/topo.0")" = "$(kinds "$T/lstopo.xml")" ] &&
+	cmp -s "$T/topo.0" "$T/topo.3" &&
+	expect "no topology" 1 env ULP_MPI_TOPO=0 $S --pmi -n 1 /usr/bin/env &&
+	! grep -q '^HWLOC_' "$T/out" &&
+	expect "own topology" 1 env HWLOC_XMLFILE=/nonexistent $S --pmi -n 1 /usr/bin/env &&
+	[ "$(grep '^HWLOC_' "$T/out")" = "HWLOC_XMLFILE=/nonexistent" ]; then
+	ok "the topology given to the ranks (HWLOC_XMLFILE) is lstopo's, in both tasks; ULP_MPI_TOPO=0 and a user's own leave it out"
+else
+	kinds "$T/lstopo.xml" >>"$T/out" 2>&1
+	no "the topology given to the ranks (HWLOC_XMLFILE) is lstopo's, in both tasks; ULP_MPI_TOPO=0 and a user's own leave it out"
+fi
+
 finish mpi-prog
