@@ -70,10 +70,16 @@ struct phrec {
 	/* Its tid while it shares the address space (the kernel clears it and wakes the futex at
 	 * its exec or exit: CLEAR_TID), 0 after; (uint32_t)-1 before it ran. */
 	_Atomic uint32_t alive;
+	/* Signals it forwarded (futex): a ULP that signals its own group waits for its share. */
+	_Atomic uint32_t fwd_seq;
+	/* Its ULP called setsid: its answer, then the count of answers (futex). */
+	int sid_rc;
+	_Atomic uint32_t sid_done;
 };
 
 #define RETIRE 0xffffffffu /* a request's value: end (fs_req counts up from 1) */
 #define RENAME 0xfffffffeu /* a request's value: take the name in comm */
+#define SETSID 0xfffffffdu /* a request's value: lead a session of its own */
 
 /* Sized for the first region, as signal.c's tables: later ones lie where it did (trap.c). */
 static unsigned nrecs;
@@ -124,6 +130,8 @@ static void forward(struct phrec *p, int sig, const siginfo_t *si)
 	ulp_sig_record(p->pvid, sig, si->si_code, si->si_pid, (int)si->si_uid,
 		       (long)si->si_value.sival_ptr);
 	send_ident(p->tgid, (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), ((long)p->pvid << 8) | sig);
+	atomic_fetch_add(&p->fwd_seq, 1);
+	sys(SYS_futex, (long)&p->fwd_seq, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
 /* Append decimal v to buf at *i. */
@@ -197,6 +205,15 @@ static void rename_self(struct phrec *p)
 	sys(SYS_futex, (long)&p->name_done, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
+/* Its ULP calls setsid (ulp_ident_setsid waits): only a process can make itself a session's
+ * leader. */
+static void setsid_self(struct phrec *p)
+{
+	p->sid_rc = (int)sys(SYS_setsid, 0, 0, 0, 0, 0, 0);
+	atomic_fetch_add(&p->sid_done, 1);
+	sys(SYS_futex, (long)&p->sid_done, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
 /* End: by exec'ing the program that exits (see exit_path), else by exiting here. */
 static void retire(void)
 {
@@ -219,7 +236,6 @@ static int ph_main(void *arg)
 	sys(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
 	if (sys(SYS_getppid, 0, 0, 0, 0, 0, 0) != p->tgid)
 		sys(SYS_exit, 0, 0, 0, 0, 0, 0);
-	sys(SYS_setpgid, 0, 0, 0, 0, 0, 0);
 	sys(SYS_prctl, PR_SET_NAME, (long)p->comm, 0, 0, 0, 0);
 	/* Its exec or exit clears this word and wakes whoever waits on it (ulp_ident_exit). */
 	atomic_store(&p->alive, (uint32_t)sys(SYS_set_tid_address, (long)&p->alive, 0, 0, 0, 0, 0));
@@ -231,6 +247,9 @@ static int ph_main(void *arg)
 		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
 			 (uint32_t)(long)si.si_value.sival_ptr == RENAME)
 			rename_self(p);
+		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
+			 (uint32_t)(long)si.si_value.sival_ptr == SETSID)
+			setsid_self(p);
 		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid)
 			follow(p, (uint32_t)(long)si.si_value.sival_ptr);
 		else if (sig > 0 && sig <= ULP_NSIG)
@@ -385,6 +404,9 @@ int ulp_ident_start(struct ulp_cb *cb)
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	if (pid < 0)
 		return (int)pid;
+	/* In a group of its own (see the top), put there by its parent: were it to do it itself
+	 * once it runs, it could undo a setpgid or setsid its ULP made first (sys_pgrp.c). */
+	sys(SYS_setpgid, pid, pid, 0, 0, 0, 0);
 	if (pid < npids)
 		atomic_store(&by_pid[pid], cb->pvid + 1);
 	atomic_store(&p->pid, (int)pid);
@@ -486,4 +508,139 @@ long ulp_ident_child_ppid(const struct ulp_cb *cb)
 
 	/* Still a child of the ULP's task: of the ULP. Reparented: the kernel's answer. */
 	return p && cb->pid && r == p->tgid ? cb->pid : r;
+}
+
+/* ---- process groups and sessions (sys_pgrp.c) ---- */
+
+/*
+ * The placeholder holds the ULP's pid, so it is what the kernel's process groups can hold for
+ * the ULP: while the ULP is in its task's group, its placeholder sits in a group of its own (see
+ * the top); once the ULP leads or joins another group, its placeholder is in that group, so that
+ * kill(-pgid) from anywhere reaches it (and forwards to the ULP), and the ULP's fork children
+ * can join it. The placeholder is a child of the task: the task moves it (setpgid of a child).
+ */
+int ulp_ident_setpgid(const struct ulp_cb *cb, int pgid)
+{
+	if (!rec_of(cb->pvid) || !cb->pid)
+		return -ESRCH;
+	return (int)sys(SYS_setpgid, cb->pid, pgid ? pgid : cb->pid, 0, 0, 0, 0);
+}
+
+/*
+ * setsid acts on its caller only: the placeholder is asked to call it. The kernel refuses a
+ * group's leader, which the placeholder is of its own group: it first joins the task's group,
+ * for as long as it takes to answer (a signal to the task's group meanwhile would reach the ULP
+ * twice). A stopped placeholder does not answer: after 2 s, -EAGAIN (it answers when continued;
+ * its group is then the task's until the ULP asks again).
+ */
+int ulp_ident_setsid(const struct ulp_cb *cb)
+{
+	struct phrec *p = rec_of(cb->pvid);
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	uint32_t done;
+	long r;
+	int tries;
+
+	if (!p || !cb->pid)
+		return -EPERM;
+	r = sys(SYS_setpgid, cb->pid, sys(SYS_getpgid, 0, 0, 0, 0, 0, 0), 0, 0, 0, 0);
+	if (r < 0)
+		return (int)r;
+	done = atomic_load(&p->sid_done);
+	if (send_ident(cb->pid, p->tgid, (long)SETSID) != 0) {
+		sys(SYS_setpgid, cb->pid, cb->pid, 0, 0, 0, 0);
+		return -EPERM;
+	}
+	for (tries = 0; tries < 20 && atomic_load(&p->sid_done) == done; tries++)
+		sys(SYS_futex, (long)&p->sid_done, FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
+	if (atomic_load(&p->sid_done) == done)
+		return -EAGAIN;
+	/* refused (a group led by its pid has other members): back to a group of its own */
+	if (p->sid_rc < 0)
+		sys(SYS_setpgid, cb->pid, cb->pid, 0, 0, 0, 0);
+	return p->sid_rc;
+}
+
+uint32_t ulp_ident_forwarded(const struct ulp_cb *cb)
+{
+	const struct phrec *p = rec_of(cb->pvid);
+
+	return p ? atomic_load(&p->fwd_seq) : 0;
+}
+
+/* A signal the ULP sent its own group reached its placeholder: wait (1 s at most: a stopped
+ * placeholder forwards it when continued) until it is recorded for the ULP, which then runs
+ * its action before its kill returns, as the kernel's sender does. */
+void ulp_ident_wait_forward(const struct ulp_cb *cb, uint32_t seen)
+{
+	struct phrec *p = rec_of(cb->pvid);
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	int tries;
+
+	for (tries = 0; p && tries < 10 && atomic_load(&p->fwd_seq) == seen; tries++)
+		sys(SYS_futex, (long)&p->fwd_seq, FUTEX_WAIT_PRIVATE, seen, (long)&ts, 0, 0);
+}
+
+int ulp_ident_task_of(int pid, int *pvid)
+{
+	int i;
+
+	if (!by_pid || pid <= 0 || pid >= npids || (i = atomic_load(&by_pid[pid])) <= 0 ||
+	    atomic_load(&recs[i - 1].pid) != pid)
+		return 0;
+	*pvid = i - 1;
+	return recs[i - 1].tgid;
+}
+
+/* 1 when "NAME:\t" in the /proc status text s (len bytes) is followed by a hex mask that is not
+ * all zeros, or (NAME "State") by R (running: not asleep in its wait, nor stopped). */
+static int status_says(const char *s, long len, const char *name)
+{
+	long i, k;
+
+	for (i = 0; i < len; i++) {
+		for (k = 0; name[k] && i + k < len && s[i + k] == name[k]; k++)
+			;
+		if (name[k] || i + k + 2 > len || s[i + k] != ':' || (i && s[i - 1] != '\n'))
+			continue;
+		for (k += i + 1; k < len && s[k] == '\t'; k++)
+			;
+		if (name[0] == 'S' && name[1] == 't') /* State */
+			return k < len && s[k] == 'R';
+		for (; k < len && s[k] != '\n'; k++)
+			if (s[k] != '0')
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * A child of the ULP was killed by a signal: a kill of the ULP's group may have reached it
+ * before the ULP's own share, which its placeholder forwards a moment later. When that
+ * placeholder has a signal pending or is running (it sleeps in rt_sigtimedwait otherwise), the
+ * wait that reports the child waits until it has forwarded (a second at most), so that the ULP
+ * is not told of the child's death before its own signal, which a process takes at once.
+ */
+void ulp_ident_settle(const struct ulp_cb *cb)
+{
+	char path[64], buf[2048];
+	uint32_t seen = ulp_ident_forwarded(cb);
+	long fd, n;
+	int i = 0;
+
+	if (!rec_of(cb->pvid) || cb->pid <= 0)
+		return;
+	put_str(path, &i, "/proc/");
+	put_num(path, &i, cb->pid);
+	put_str(path, &i, "/status");
+	path[i] = 0;
+	fd = sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return;
+	n = sys(SYS_read, fd, (long)buf, sizeof(buf), 0, 0, 0);
+	sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n > 0 && (status_says(buf, n, "State") || status_says(buf, n, "SigPnd") ||
+		      status_says(buf, n, "ShdPnd")))
+		ulp_ident_wait_forward(cb, seen);
 }

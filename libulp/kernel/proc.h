@@ -140,6 +140,9 @@ struct ulp_cb {
 	int pid;	     /* its process id: its placeholder process's (ident.c), 0 before */
 	int nkids;	     /* its child processes not yet waited for (sys_fork.c) */
 	int kids[ULP_MAX_KIDS];
+	/* Its process group and session ids once it left its task's (setpgid, setsid:
+	 * sys_pgrp.c); 0: the task's, where a ULP starts */
+	int pgid, sid;
 	struct ulp_tg *tg; /* its threads (uthread.h), NULL until the first thread call */
 	struct ulp_sigstate sig;
 	/* CPU time its threads used, user and system (the runtime on its behalf), in ns: charged by

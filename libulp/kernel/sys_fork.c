@@ -146,6 +146,8 @@ static long wait_one(struct ulp_cb *cb, int pid, long status, int options, long 
 	if (r > 0) {
 		if (status)
 			*(int *)status = st;
+		if (WIFSIGNALED(st) && cb->pgid)
+			ulp_ident_settle(cb); /* the ULP's own share of its group's kill first */
 		if (WIFEXITED(st) || WIFSIGNALED(st))
 			kid_drop(cb, (int)r);
 	} else if (r == -ECHILD) {
@@ -154,12 +156,19 @@ static long wait_one(struct ulp_cb *cb, int pid, long status, int options, long 
 	return r;
 }
 
-static int pgid_matches(int kid, long want)
+int ulp_sys_is_kid(const struct ulp_cb *cb, int pid)
 {
-	long g = raw(SYS_getpgid, kid, 0, 0, 0, 0, 0);
+	return pid > 0 && kid_find(cb, pid) >= 0;
+}
+
+/* Whether child kid is in the group wait4's pid (0: the ULP's, -pgid) names, as the ULP sees
+ * its children's groups (sys_pgrp.c). */
+static int pgid_matches(struct ulp_cb *cb, int kid, long want)
+{
+	long g = ulp_pgrp_kid_view(cb, SYS_getpgid, raw(SYS_getpgid, kid, 0, 0, 0, 0, 0));
 
 	if (want == 0)
-		return g == raw(SYS_getpgid, 0, 0, 0, 0, 0, 0);
+		return g == ulp_pgrp_of(cb);
 	return g == -want;
 }
 
@@ -202,7 +211,7 @@ long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 			if (pid > 0 && kid != pid)
 				continue;
 			if (pid < -1 || pid == 0) {
-				if (!pgid_matches(kid, pid))
+				if (!pgid_matches(cb, kid, pid))
 					continue;
 			}
 			any = 1;
@@ -254,7 +263,7 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 
 			if (type == P_PID && kid != id)
 				continue;
-			if (type == P_PGID && !pgid_matches(kid, id ? -id : 0))
+			if (type == P_PGID && !pgid_matches(cb, kid, id ? -id : 0))
 				continue;
 			any = 1;
 			if (si)
@@ -267,6 +276,9 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 			if (r < 0)
 				return r;
 			if (si && si->si_pid) {
+				if ((si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED) &&
+				    cb->pgid)
+					ulp_ident_settle(cb);
 				if (!(options & WNOWAIT) &&
 				    (si->si_code == CLD_EXITED || si->si_code == CLD_KILLED ||
 				     si->si_code == CLD_DUMPED))
@@ -283,7 +295,8 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 /* ---- signals to the ULP's process group ---- */
 
 /*
- * A ULP's children are in its task's process group, with the launcher and the task's other ULPs
+ * The children of a ULP in its task's process group (or one that leads a session: sys_pgrp.c)
+ * are in the task's group, with the launcher and the task's other ULPs
  * (a terminal's Ctrl-C reaches them all, and they may read the terminal). So kill(0, sig) from
  * the ULP, which for a process means its group, its children and theirs that stayed in it
  * (bash's `kill 0`, `trap 'kill 0' EXIT`), cannot be the kernel's: that would reach the launcher
@@ -404,11 +417,31 @@ static void child_std(struct ulp_cb *cb)
 	(CSIGNAL | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_VFORK | \
 	 CLONE_VM)
 
+/* A fork child of the ULP starts in the ULP's process group, as a process's child in its
+ * parent's: the kernel put it in the task's (sys_pgrp.c). pid: the child (in the parent), 0 in
+ * the child. A child that exec'd already refuses (EACCES): it moved itself first. A fork child's
+ * own children (of: 1) are the kernel's, in their parent's group already. */
+static void join_group(const struct ulp_cb *cb, int pid, int of_child)
+{
+	int g = ulp_pgrp_kids(cb);
+
+	if (g && !of_child)
+		raw(SYS_setpgid, pid, g, 0, 0, 0, 0);
+}
+
+/* The first thing a posix_spawn (CLONE_VM) child does, before it resumes the ULP's code: its
+ * standard descriptors (stdfds.c), its group; its parent can no longer move it once it exec'd. */
+static void vfork_child(void)
+{
+	join_group(ulp_current_cb(), 0, forked); /* forked: a fork child's own posix_spawn */
+	ulp_std_vfork_child();
+}
+
 static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, uintptr_t stack,
 		    long ptid, long ctid)
 {
 	long pid;
-	int slot = -1, i;
+	int slot = -1, i, of_child = ulp_sys_in_child();
 
 	if (flags & ~(unsigned long)FORK_OK)
 		return -EINVAL;
@@ -430,25 +463,37 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			return -EAGAIN;
 		__atomic_fetch_add(&nvforking, 1, __ATOMIC_ACQ_REL);
 		pid = ulp_arch_clone_sigreturn(flags, (void *)ulp_arch_fork_frame(s->uc, stack),
-					       (int *)ptid, (int *)ctid, 0, ulp_std_vfork_child);
+					       (int *)ptid, (int *)ctid, 0, vfork_child);
 		__atomic_store_n(&vforking[slot], NULL, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&nvforking, 1, __ATOMIC_ACQ_REL);
 	} else {
 		/* No CLONE_VM (or vfork on the caller's own stack, made a fork): the child gets a
 		 * copy of everything, this frame included, and returns from this handler. */
+		unsigned long all = ~0ul, old;
+
+		/* The child is born with every signal blocked, until it has become a process
+		 * with the ULP's dispositions (the trap's sigreturn restores the mask that
+		 * ulp_sig_fork_child sets): one sent to it earlier (a kill of its new group right
+		 * after the fork) was taken by the relay for the task's, and lost. */
+		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, ULP_KSIGSET_SIZE, 0,
+		    0);
 		flags &= ~(unsigned long)(CLONE_VM | CLONE_VFORK);
 		pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
 		if (pid == 0) {
 			forked = 1;
+			join_group(cb, 0, of_child);
 			child_std(cb);
 			ulp_sig_fork_child(cb, s->uc);
 			if (stack)
 				ulp_arch_trap_set_sp(s->uc, stack);
 			return 0;
 		}
+		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	}
-	if (pid > 0)
+	if (pid > 0) {
+		join_group(cb, (int)pid, of_child); /* as well: whichever runs first */
 		kid_add(cb, (int)pid);
+	}
 	return pid;
 }
 

@@ -72,13 +72,14 @@ long ulp_sys_getppid(struct ulp_cb *cb, struct ulp_sys *s)
 	return ulp_ident_ppid();
 }
 
-/* kill(pid) aimed at the ULP's process group: 0, its own pid as a group (a shell's `kill --
- * -$$`), or the group getpgrp() gives it (its task's, shared with the launcher and the other
- * ULPs): the ULP and its descendants in that group, not the others. */
+/* kill(pid) aimed at the ULP's process group while it is in its task's: 0, its own pid as a
+ * group (a shell's `kill -- -$$`), or the group getpgrp() gives it (its task's, shared with the
+ * launcher and the other ULPs): the ULP and its descendants in that group, not the others. A
+ * group of its own is ulp_pgrp_kill's (sys_pgrp.c). */
 static int own_group(struct ulp_cb *cb, int pid)
 {
-	return pid == 0 || pid == -cb->pid ||
-	       (pid < -1 && pid == -ulp_arch_syscall(SYS_getpgid, 0, 0, 0, 0, 0, 0));
+	return !cb->pgid && (pid == 0 || pid == -cb->pid ||
+			     (pid < -1 && pid == -ulp_arch_syscall(SYS_getpgid, 0, 0, 0, 0, 0, 0)));
 }
 
 /* kill, tkill, tgkill aimed at the ULP itself (abort, raise, kill(getpid())): posted to the ULP,
@@ -97,6 +98,9 @@ long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 		return ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
 	if (s->nr != SYS_kill && ulp_tg_kill(cb, s->nr, a, &r))
 		return r; /* aimed at a thread of this ULP (sys_thread.c) */
+	if (s->nr == SYS_kill && ((int)a[0] == 0 || (int)a[0] < -1) &&
+	    ulp_pgrp_kill(cb, (int)a[0], sig, &r))
+		return r; /* a group, the ULP having left its task's (sys_pgrp.c) */
 	if (s->nr == SYS_tgkill)
 		self = a[0] == pid && a[1] == cb->task.worker->tid;
 	else if (s->nr == SYS_tkill)

@@ -55,6 +55,11 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_execveat] = ulp_sys_execve,
     [SYS_wait4] = ulp_sys_wait4,
     [SYS_waitid] = ulp_sys_waitid,
+    /* process groups and sessions: sys_pgrp.c */
+    [SYS_setpgid] = ulp_sys_setpgid,
+    [SYS_getpgid] = ulp_sys_getpgid,
+    [SYS_setsid] = ulp_sys_setsid,
+    [SYS_getsid] = ulp_sys_getsid,
     /* signals: sys_signal.c */
     [SYS_rt_sigaction] = ulp_sys_rt_sigaction,
     [SYS_rt_sigprocmask] = ulp_sys_rt_sigprocmask,

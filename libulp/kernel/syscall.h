@@ -119,6 +119,19 @@ ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;
 /* kill(0, sig) and the like from cb, for its children's side (sys_fork.c): sig to each of its
  * descendant processes still in its task's process group. */
 void ulp_sys_kill_kids(struct ulp_cb *cb, int sig);
+/* pid is a child process of cb not yet waited for (sys_fork.c). */
+int ulp_sys_is_kid(const struct ulp_cb *cb, int pid);
+/* process groups and sessions (sys_pgrp.c); ulp_sys_getpgrp is x86_64's getpgrp (sys_arch.h) */
+ulp_sys_handler ulp_sys_setpgid, ulp_sys_getpgid, ulp_sys_getpgrp, ulp_sys_setsid, ulp_sys_getsid;
+/* cb's process group as it sees it (its own, or its task's); the group its fork children start
+ * in (0: its task's, where the kernel puts them); a child's getpgid or getsid (nr) answer id as
+ * cb sees it (its own when cb leads a session: its children are in its task's). */
+long ulp_pgrp_of(const struct ulp_cb *cb);
+int ulp_pgrp_kids(const struct ulp_cb *cb);
+long ulp_pgrp_kid_view(const struct ulp_cb *cb, long nr, long id);
+/* kill(target, sig) with target 0 or < -1 from cb when cb left its task's group: 1 and the
+ * result in *ret; 0 when cb is in its task's group (ulp_sys_kill's own case). */
+int ulp_pgrp_kill(struct ulp_cb *cb, int target, int sig, long *ret);
 /* In a fork child of a ULP (a real process now): 1, and its calls go to ulp_sys_child. */
 int ulp_sys_in_child(void);
 ulp_sys_handler ulp_sys_child;

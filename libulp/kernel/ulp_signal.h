@@ -112,6 +112,19 @@ void ulp_ident_follow_cwd(struct ulp_cb *cb);
  * directory (fs.c: "cwd"), its /proc/self files (sys_proc.c). 0, or -ENAMETOOLONG. */
 int ulp_ident_proc_path(const struct ulp_cb *cb, const char *rest, char *buf, size_t len);
 long ulp_ident_child_ppid(const struct ulp_cb *cb);
+/* Process groups (sys_pgrp.c): cb's placeholder joins group pgid (0: a group of its own), or
+ * leads a session of its own (setsid's result, or -errno). */
+int ulp_ident_setpgid(const struct ulp_cb *cb, int pgid);
+int ulp_ident_setsid(const struct ulp_cb *cb);
+/* How many signals cb's placeholder has forwarded; wait (1 s at most) until it forwards one
+ * more than seen. */
+uint32_t ulp_ident_forwarded(const struct ulp_cb *cb);
+void ulp_ident_wait_forward(const struct ulp_cb *cb, uint32_t seen);
+/* A child of cb was killed by a signal: wait (a second at most) while cb's placeholder has a
+ * signal pending or runs, which may be cb's share of the same kill of its group. */
+void ulp_ident_settle(const struct ulp_cb *cb);
+/* pid is a ULP's placeholder: its task's pid, and its partition in *pvid; else 0. */
+int ulp_ident_task_of(int pid, int *pvid);
 
 /* Signals whose default action ends the process, as bits (bit sig-1). */
 #define ULP_SIG_BIT(s) (1ul << ((s)-1))

@@ -148,14 +148,7 @@ same "a bash script" bash "$IN/script.bash"
 same "dash: substitution, jobs, wait, a trap on kill of itself" dash -c 'x=$(echo hi); echo $x; for i in 1 2 3; do echo $i >o$i & done; wait; cat o1 o2 o3; trap "echo got TERM" TERM; kill -TERM $$; echo after; exit 3'
 
 # python3: only a PIE one is a ULP (pyenv's, a self-built one); Debian's runs as a process.
-PY=
-for p in "$(command -v python3)" $(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) \
-	/root/.pyenv/versions/*/bin/python3; do
-	if [ -x "$p" ] && readelf -h "$p" 2>/dev/null | grep -q 'Type:.*DYN'; then
-		PY=$p
-		break
-	fi
-done
+PY=$(pie_python)
 if [ -z "$PY" ]; then
 	skip "python3: no position-independent python3 installed"
 else

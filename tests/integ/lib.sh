@@ -68,3 +68,14 @@ term_ends() {
 		no "$te_name"
 	fi
 }
+# pie_python: the path of a position-independent python3 (only such a one runs as a ULP;
+# Debian's does not: it would run as a process), or nothing.
+pie_python() {
+	for pp in "$(command -v python3)" $(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) \
+		/root/.pyenv/versions/*/bin/python3; do
+		if [ -x "$pp" ] && readelf -h "$pp" 2>/dev/null | grep -q 'Type:.*DYN'; then
+			echo "$pp"
+			return
+		fi
+	done
+}

@@ -73,6 +73,7 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)$(RUN_TEST) integ-process sh tests/integ/process.sh $(O)
 	$(Q)$(RUN_TEST) integ-signals sh tests/integ/signals.sh $(O)
 	$(Q)$(RUN_TEST) integ-ident sh tests/integ/ident.sh $(O)
+	$(Q)$(RUN_TEST) integ-pgrp sh tests/integ/pgrp.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=$${ULP_TEST_TIMEOUT:-900} $(RUN_TEST) integ-threads sh tests/integ/threads.sh $(O)
 	$(Q)$(RUN_TEST) integ-io sh tests/integ/io.sh $(O)
 	$(Q)$(RUN_TEST) integ-fastcall sh tests/integ/fastcall.sh $(O)

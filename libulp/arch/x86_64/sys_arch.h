@@ -26,7 +26,7 @@
 	[SYS_creat] = ulp_sys_fd_new, [SYS_epoll_create] = ulp_sys_fd_new,                         \
 	[SYS_eventfd] = ulp_sys_fd_new, [SYS_signalfd] = ulp_sys_fd_new,                           \
 	[SYS_inotify_init] = ulp_sys_fd_new, [SYS_pipe] = ulp_sys_fd_pair,                         \
-	[ULP_ARCH_SYS_FAST_RETURN] = ulp_sys_fast_return
+	[SYS_getpgrp] = ulp_sys_getpgrp, [ULP_ARCH_SYS_FAST_RETURN] = ulp_sys_fast_return
 
 /* A number no x86_64 kernel has (335-423 are left free there): the fast path's return through
  * the trap (libulp/kernel/fastcall.c); from a program's own code it gives -ENOSYS, as the
