@@ -17,8 +17,10 @@
  *     and kill(-pid) from anywhere see the ULP's session and group. A session cannot hold a
  *     process of another: the fork children of such a ULP stay in its task's group and session,
  *     which the ULP sees as its own (getpgid, getsid and wait of its children, kill of its group).
- * Terminal job control stays the task's: the task's group stays in the terminal's foreground (a
- * ULP in a group of its own keeps its output: the worker writes it) (docs/syscalls.md).
+ * Terminal job control stays the task's: the ULP's I/O is its worker's, in the task's group, so
+ * the terminal's foreground is the task's group whenever a ULP makes its own group the
+ * foreground (tcsetpgrp), and tcgetpgrp answers the caller's group while the task's is there
+ * (an interactive shell as a ULP: docs/syscalls.md).
  */
 #include "proc.h"
 #include "syscall.h"
@@ -26,6 +28,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 
 static long raw(long nr, long a, long b, long c, long d, long e, long f)
@@ -202,4 +205,51 @@ int ulp_pgrp_kill(struct ulp_cb *cb, int target, int sig, long *ret)
 	else
 		ulp_ident_wait_forward(cb, seen);
 	return 1;
+}
+
+/* A group the runtime answers for: the caller's own, or one a ULP's placeholder leads. */
+static int ulp_group(const struct ulp_cb *cb, int pgid)
+{
+	int pvid;
+
+	return pgid == ulp_pgrp_of(cb) || ulp_ident_task_of(pgid, &pvid);
+}
+
+/*
+ * ioctl: tcsetpgrp (TIOCSPGRP) of a ULP's group gives the terminal to its task's group, whose
+ * workers do the ULP's reads and writes (were the ULP's placeholder group the foreground, the
+ * task would be in the background: its reads of the terminal fail with EIO or stop it with
+ * SIGTTIN); any other group (a job of a shell run as a ULP: real processes) is the kernel's.
+ * The kernel's tcsetpgrp from a background group sends SIGTTOU to the caller's group unless the
+ * caller blocks or ignores it, and fails (ENOTTY) when that group is orphaned: here the caller's
+ * group is the task's, which the ULP's SIGTTOU disposition does not describe (a shell ignores
+ * it, the task does not): SIGTTOU is blocked for the call, so that a ULP may always hand the
+ * terminal on (a shell taking it back after a job) and never stops its task.
+ * tcgetpgrp (TIOCGPGRP) answers the caller's group while the task's is the foreground. Any other
+ * request: ulp_sys_std_call (trapped for descriptors 0-2).
+ */
+long ulp_sys_ioctl(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	struct ulp_sys call = *s;
+	int *arg = (int *)s->a[2], pgid;
+	unsigned long ttou = 1ul << (SIGTTOU - 1), old;
+	long r;
+
+	if ((s->a[1] != TIOCSPGRP && s->a[1] != TIOCGPGRP) ||
+	    !ulp_sys_range_ok(cb, (uintptr_t)arg, sizeof(*arg)))
+		return ulp_sys_std_call(cb, s);
+	if (s->a[1] == TIOCSPGRP) {
+		pgid = *arg;
+		if (pgid > 0 && ulp_group(cb, pgid))
+			pgid = (int)task_pgid();
+		call.a[2] = (long)&pgid;
+		raw(SYS_rt_sigprocmask, SIG_BLOCK, (long)&ttou, (long)&old, ULP_KSIGSET_SIZE, 0, 0);
+		r = ulp_sys_std_call(cb, &call);
+		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
+		return r;
+	}
+	r = ulp_sys_std_call(cb, s);
+	if (r == 0 && *arg == task_pgid())
+		*arg = (int)ulp_pgrp_of(cb);
+	return r;
 }

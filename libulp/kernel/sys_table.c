@@ -7,6 +7,7 @@
 #include "syscall.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 
 /* Calls on descriptors that run natively unless one of their descriptor arguments (the second
@@ -14,7 +15,7 @@
  * entry, the descriptor arguments and the filter's rule are made from this one list. */
 // clang-format off
 #define STD_CALLS(X) \
-	X(SYS_fstat, 1) X(SYS_newfstatat, 1) X(SYS_statx, 1) X(SYS_lseek, 1) X(SYS_ioctl, 1) \
+	X(SYS_fstat, 1) X(SYS_newfstatat, 1) X(SYS_statx, 1) X(SYS_lseek, 1) \
 	X(SYS_flock, 1) X(SYS_fsync, 1) X(SYS_fdatasync, 1) X(SYS_ftruncate, 1) \
 	X(SYS_getdents64, 1) X(SYS_fchmod, 1) X(SYS_fchown, 1) X(SYS_fstatfs, 1) \
 	X(SYS_fadvise64, 1) X(SYS_fallocate, 1) X(SYS_sync_file_range, 1) X(SYS_preadv2, 1) \
@@ -55,7 +56,9 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_execveat] = ulp_sys_execve,
     [SYS_wait4] = ulp_sys_wait4,
     [SYS_waitid] = ulp_sys_waitid,
-    /* process groups and sessions: sys_pgrp.c */
+    /* process groups and sessions: sys_pgrp.c; ioctl: the terminal's foreground group
+     * (TIOCSPGRP, TIOCGPGRP on any descriptor), else as the STD_CALLS below */
+    [SYS_ioctl] = ulp_sys_ioctl,
     [SYS_setpgid] = ulp_sys_setpgid,
     [SYS_getpgid] = ulp_sys_getpgid,
     [SYS_setsid] = ulp_sys_setsid,
@@ -173,6 +176,7 @@ const uint8_t ulp_sys_fd_args[ULP_SYS_NR_MAX] = {
     [SYS_fchdir] = 1,
     [SYS_dup] = 1,
     [SYS_fcntl] = 1,
+    [SYS_ioctl] = 1,
     [SYS_mmap] = 1 << 4,
     STD_CALLS(STD_FDS) ULP_ARCH_SYS_FD_ARGS,
 };
@@ -181,5 +185,6 @@ const uint8_t ulp_sys_fd_args[ULP_SYS_NR_MAX] = {
  * F_SETFL, which UCX and libc call often) stay native, without a trap, but on 0-2, which may be
  * the ULP's own (stdfds.c); so do the calls on descriptors of STD_CALLS. */
 const struct ulp_sys_arg_trap ulp_sys_arg_traps[] = {{SYS_fcntl, 2, {F_DUPFD, F_DUPFD_CLOEXEC}, 1},
+						     {SYS_ioctl, 2, {TIOCSPGRP, TIOCGPGRP}, 1},
 						     STD_CALLS(STD_TRAP)};
 const unsigned ulp_sys_n_arg_traps = sizeof(ulp_sys_arg_traps) / sizeof(ulp_sys_arg_traps[0]);

@@ -122,7 +122,8 @@ void ulp_sys_kill_kids(struct ulp_cb *cb, int sig);
 /* pid is a child process of cb not yet waited for (sys_fork.c). */
 int ulp_sys_is_kid(const struct ulp_cb *cb, int pid);
 /* process groups and sessions (sys_pgrp.c); ulp_sys_getpgrp is x86_64's getpgrp (sys_arch.h) */
-ulp_sys_handler ulp_sys_setpgid, ulp_sys_getpgid, ulp_sys_getpgrp, ulp_sys_setsid, ulp_sys_getsid;
+ulp_sys_handler ulp_sys_setpgid, ulp_sys_getpgid, ulp_sys_getpgrp, ulp_sys_setsid, ulp_sys_getsid,
+    ulp_sys_ioctl;
 /* cb's process group as it sees it (its own, or its task's); the group its fork children start
  * in (0: its task's, where the kernel puts them); a child's getpgid or getsid (nr) answer id as
  * cb sees it (its own when cb leads a session: its children are in its task's). */

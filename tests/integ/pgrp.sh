@@ -83,6 +83,32 @@ same "perl fork children start in its group; a child's own child in the child's 
 same "bash set -m: a background job in its own group, kill -TERM -\$! ends it" /bin/bash -c \
 	'set -m; sleep 10 & kill -TERM -$!; wait $!; echo "status $?"'
 
+# An interactive bash on a terminal (script's pty) leads a group of its own and hands the
+# terminal to each foreground job and back: the task's group must stay the terminal's foreground
+# for the ULP's own reads (else EIO or SIGTTIN), and tcgetpgrp is its group.
+if command -v script >/dev/null; then
+	cat >"$T/tty.sh" <<'EOF'
+sleep 0.2
+read -t 1 x
+echo "read status $?"
+exec /usr/bin/perl -e 'use POSIX; open my $t, "<", "/dev/tty" or die "/dev/tty: $!\n";
+	print "foreground is mine: ", POSIX::tcgetpgrp(fileno $t) == getpgrp() ? "yes" : "no", "\n"'
+EOF
+	timeout -k 10 60 script -qec "/bin/bash --norc --noprofile -i $T/tty.sh" /dev/null \
+		</dev/null 2>&1 | tr -d '\r' | grep -v '^$' >"$T/want"
+	timeout -k 10 60 script -qec "$X -n 1 /bin/bash --norc --noprofile -i $T/tty.sh" /dev/null \
+		</dev/null 2>&1 | tr -d '\r' | grep -v '^$' >"$T/out"
+	if cmp -s "$T/want" "$T/out" && grep -q '^foreground is mine: yes$' "$T/out" &&
+		grep -q '^read status 1$' "$T/out"; then
+		ok "interactive bash on a terminal: its jobs get the terminal and give it back; its reads work"
+	else
+		{ echo "# as a process:"; sed 's/^/#   /' "$T/want"; } >>"$T/out"
+		no "interactive bash on a terminal: its jobs get the terminal and give it back; its reads work"
+	fi
+else
+	skip "interactive bash on a terminal: no script(1)"
+fi
+
 # `timeout 1 sleep 5` (setpgid(0, 0), then kill of its group) as rank 0 beside rank 1 in the same
 # task (-w 1): rank 1 stays in its launcher's group and runs to its end.
 cat >"$T/timeout.sh" <<'EOF'
