@@ -131,17 +131,25 @@ else
 fi
 
 # kill -TERM -pgid from this shell: rank 0 leads a group (with children), rank 1 joins it, rank 2
-# stays in the launcher's: ranks 0 and 1 and the children end, rank 2 runs on.
+# stays in the launcher's: ranks 0 and 1 and the children end, rank 2 runs on. getpgid of another
+# rank's pid is that rank's group (its placeholder's is its own while it is in the launcher's).
 cat >"$T/kill.sh" <<EOF
 case \$ULP_RANK in
 0) exec /usr/bin/perl -e '\$| = 1; setpgrp(0, 0) or die; open my \$f, ">", "$T/g.tmp" or die;
 	print \$f "\$\$\n"; close \$f; rename "$T/g.tmp", "$T/g";
 	system("sleep 60 & sleep 61; echo rank 0 child not killed"); print "rank 0 not killed\n"' ;;
-1) exec /usr/bin/perl -e '\$| = 1; select(undef, undef, undef, 0.1) until -s "$T/g";
+1) exec /usr/bin/perl -e '\$| = 1; select(undef, undef, undef, 0.1) until -s "$T/g" && -s "$T/p2";
+	open my \$p, "<", "$T/p2"; my \$p2 = <\$p>; chomp \$p2;
+	print "rank 2 seen from rank 1 in the launcher group: ",
+		getpgrp(\$p2) == getpgrp(getppid()) ? "yes" : "no", "\n";
 	open my \$f, "<", "$T/g"; my \$g = <\$f>; chomp \$g; setpgrp(0, \$g) or die "setpgid: \$!\n";
 	print "rank 1 joined: ", getpgrp() == \$g ? "yes" : "no", "\n";
 	sleep 60; print "rank 1 not killed\n"' ;;
-*) exec /usr/bin/perl -e '\$| = 1; select(undef, undef, undef, 0.1) until -e "$T/done";
+*) exec /usr/bin/perl -e '\$| = 1; open my \$f, ">", "$T/p2.tmp" or die; print \$f "\$\$\n";
+	close \$f; rename "$T/p2.tmp", "$T/p2"; select(undef, undef, undef, 0.1) until -s "$T/g";
+	open \$f, "<", "$T/g"; my \$g = <\$f>; chomp \$g;
+	print "rank 0 seen from rank 2 leading its group: ", getpgrp(\$g) == \$g ? "yes" : "no", "\n";
+	select(undef, undef, undef, 0.1) until -e "$T/done";
 	print "rank 2 ran on, in the launcher group: ",
 		getpgrp() == getpgrp(getppid()) ? "yes" : "no", "\n"' ;;
 esac
@@ -150,7 +158,8 @@ EOF
 timeout -k 10 120 $X -n 3 -w 1 /bin/sh "$T/kill.sh" >"$T/out" 2>&1 &
 jp=$!
 i=0
-while ! grep -q "rank 1 joined" "$T/out" && [ $i -lt 600 ]; do
+while ! { grep -q "rank 1 joined" "$T/out" && grep -q "rank 0 seen" "$T/out"; } &&
+	[ $i -lt 600 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
@@ -177,12 +186,14 @@ wait $jp
 st=$?
 if [ "$st" = 143 ] && [ "$members" = 5 ] && [ "$left" = 0 ] &&
 	[ "$(lines '^rank 1 joined: yes$')" = 1 ] &&
+	[ "$(lines '^rank 2 seen from rank 1 in the launcher group: yes$')" = 1 ] &&
+	[ "$(lines '^rank 0 seen from rank 2 leading its group: yes$')" = 1 ] &&
 	[ "$(lines 'rank [01] .*killed by SIGTERM')" = 2 ] && [ "$(lines 'not killed')" = 0 ] &&
 	[ "$(lines '^rank 2 ran on, in the launcher group: yes$')" = 1 ]; then
-	ok "kill -TERM -pgid from a shell ends the 2 ranks of that group and their children; the third runs on"
+	ok "kill -TERM -pgid from a shell ends the 2 ranks of that group and their children; the third runs on; getpgid of another rank"
 else
 	echo "# status $st, group $g: $members members before the kill, $left after" >>"$T/out"
-	no "kill -TERM -pgid from a shell ends the 2 ranks of that group and their children; the third runs on"
+	no "kill -TERM -pgid from a shell ends the 2 ranks of that group and their children; the third runs on; getpgid of another rank"
 fi
 
 finish integ-pgrp
