@@ -87,21 +87,51 @@ long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
 	return r;
 }
 
-/* ulp_fd_range_owned over [lo, last] but for the ULP's own 0-2 (the program knows them as 0-2). */
-static void owned_range(struct ulp_cb *cb, unsigned lo, unsigned last, int cloexec)
+/*
+ * fn(cb, a, b, arg) on each gap [a, b] of [lo, last] left around the kept descriptors (kept_fds,
+ * ascending) that skip says to keep out; the first non-zero result of fn ends the walk and is
+ * its result. The walk of both close_range's steps below.
+ */
+static long gaps(struct ulp_cb *cb, unsigned lo, unsigned last,
+		 int (*skip)(const struct ulp_cb *cb, long fd),
+		 long (*fn)(struct ulp_cb *cb, unsigned a, unsigned b, long arg), long arg)
 {
 	int fds[NKEPT], i;
+	long r;
 
 	kept_fds(cb, fds);
 	for (i = 0; i < NKEPT && lo <= last; i++) {
-		if (!ulp_std_is_own(cb, fds[i]) || (unsigned)fds[i] < lo || (unsigned)fds[i] > last)
+		if (fds[i] < 0 || (unsigned)fds[i] < lo || (unsigned)fds[i] > last ||
+		    !skip(cb, fds[i]))
 			continue;
-		if ((unsigned)fds[i] > lo)
-			ulp_fd_range_owned(cb, lo, fds[i] - 1, cloexec);
+		if ((unsigned)fds[i] > lo && (r = fn(cb, lo, (unsigned)fds[i] - 1, arg)) != 0)
+			return r;
 		lo = (unsigned)fds[i] + 1;
+		if (!lo) /* it was the last number there is */
+			return 0;
 	}
-	if (lo && lo <= last)
-		ulp_fd_range_owned(cb, lo, last, cloexec);
+	return lo <= last ? fn(cb, lo, last, arg) : 0;
+}
+
+static int any_kept(const struct ulp_cb *cb, long fd)
+{
+	(void)cb;
+	(void)fd;
+	return 1;
+}
+
+/* The ULP's own descriptors in [a, b] closed, or marked close-on-exec (arg). */
+static long own_gap(struct ulp_cb *cb, unsigned a, unsigned b, long cloexec)
+{
+	ulp_fd_range_owned(cb, a, b, (int)cloexec);
+	return 0;
+}
+
+/* The kernel's close_range of [a, b] with flags arg. */
+static long native_gap(struct ulp_cb *cb, unsigned a, unsigned b, long flags)
+{
+	(void)cb;
+	return ulp_arch_syscall(SYS_close_range, a, b, flags, 0, 0, 0);
 }
 
 /* close_range (glibc's closefrom): 0-2 as close does them (for this ULP only); the rest natively,
@@ -111,8 +141,7 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	unsigned first = (unsigned)s->a[0], last = (unsigned)s->a[1], flags = (unsigned)s->a[2];
 	unsigned fd, lo;
-	int fds[NKEPT], i;
-	long r;
+	int i;
 
 	if (first > last || (flags & ~(unsigned)(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
 		return -EINVAL;
@@ -134,7 +163,7 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 	/* The ULP's own descriptors, wherever they are; the others only when it is alone in its
 	 * task, and below the launcher's and the runtime's (PVAS_FD_HIGH): another ULP's are not
 	 * in its table (closing them failed that ULP: ulpexec's ranks share the launcher's). */
-	owned_range(cb, lo, last, flags & CLOSE_RANGE_CLOEXEC);
+	gaps(cb, lo, last, ulp_std_is_own, own_gap, flags & CLOSE_RANGE_CLOEXEC); /* its 0-2 stay */
 	if (ulp_proc_count_task(cb->region, ulp_proc_task(cb)) != 1 || lo >= PVAS_FD_HIGH)
 		return 0;
 	if (last >= PVAS_FD_HIGH)
@@ -145,20 +174,7 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 			if (cb->std_own[i])
 				ulp_fd_own(cb, cb->std_own[i]);
 	}
-	kept_fds(cb, fds);
-	for (i = 0; i < NKEPT; i++) {
-		if (fds[i] < 0 || (unsigned)fds[i] < lo || (unsigned)fds[i] > last)
-			continue;
-		if ((unsigned)fds[i] > lo) {
-			r = ulp_arch_syscall(SYS_close_range, lo, fds[i] - 1, flags, 0, 0, 0);
-			if (r)
-				return r;
-		}
-		lo = (unsigned)fds[i] + 1;
-		if (lo == 0 || lo > last)
-			return 0;
-	}
-	return ulp_arch_syscall(SYS_close_range, lo, last, flags, 0, 0, 0);
+	return gaps(cb, lo, last, any_kept, native_gap, flags); /* never the runtime's */
 }
 
 /* dup2/dup3 of from onto newfd, a number no ULP recorded: it closes what is there, so it waits as
