@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 
 #define KSA_SIGINFO 4
@@ -111,6 +112,7 @@ void ulp_sig_notify(int pvid, int sig)
 
 	if (!r || sig < 1 || sig > ULP_NSIG || !(atomic_load(&r->pend) & bit))
 		return;
+	ulp_sigfd_notify(pvid, sig);
 	if ((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) ||
 	    (atomic_load(&r->waitset) & bit))
 		ulp_io_signal_note(pvid, region->nparts, (atomic_load(&r->restart) & bit) != 0);
@@ -169,22 +171,87 @@ static int read_kids(int self, const struct ulp_cb *cb, int *kids)
 	return n[0];
 }
 
+/* The next ULP after pvid i (-1: the first) that runs in task self, its control block in *cb;
+ * -1: none. */
+static int next_of_task(int self, int i, struct ulp_cb **cb)
+{
+	for (i = ulp_proc_next(region, i, 0); i >= 0; i = ulp_proc_next(region, i, 0))
+		if (alive(i) && atomic_load(&recs[i].tgid) == self &&
+		    ulp_proc_find(region, i, cb) >= 0)
+			return i;
+	return -1;
+}
+
 static int owner_of_child(int pid)
 {
 	int self = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), i, k, n, kids[ULP_MAX_KIDS];
+	struct ulp_cb *cb;
 
-	for (i = ulp_proc_next(region, -1, 0); i >= 0; i = ulp_proc_next(region, i, 0)) {
-		struct ulp_cb *cb;
-
-		if (!alive(i) || atomic_load(&recs[i].tgid) != self ||
-		    ulp_proc_find(region, i, &cb) < 0)
-			continue;
+	for (i = next_of_task(self, -1, &cb); i >= 0; i = next_of_task(self, i, &cb)) {
 		n = read_kids(self, cb, kids);
 		for (k = 0; k < n; k++)
 			if (kids[k] == pid)
 				return i;
 	}
 	return -1;
+}
+
+/* Children whose end was announced to their ULP (SIGCHLD posted), by pid modulo the size: a
+ * child the scan below finds ended is announced once. A collision announces one twice. */
+#define ANNOUNCED 1024
+static _Atomic int announced[ANNOUNCED];
+
+static int chld_exit(int code)
+{
+	return code == CLD_EXITED || code == CLD_KILLED || code == CLD_DUMPED;
+}
+
+/* SIGCHLD to ULP pvid for its child pid if that has ended and was not announced yet. */
+static void announce_ended(int pvid, int pid)
+{
+	siginfo_t si;
+
+	if (atomic_load(&announced[pid % ANNOUNCED]) == pid)
+		return;
+	memset(&si, 0, sizeof(si));
+	if (sys(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0, 0) != 0 ||
+	    si.si_pid != pid || atomic_exchange(&announced[pid % ANNOUNCED], pid) == pid)
+		return;
+	ulp_sig_post(pvid, SIGCHLD, si.si_code, si.si_pid, (int)si.si_uid, si.si_status);
+}
+
+/*
+ * The kernel keeps one SIGCHLD pending for the whole task: when children of two of its ULPs end
+ * together, or one ends with a placeholder (a ULP of the task that ended), the relay hears of one
+ * of them. So at each SIGCHLD every other child of the task's ULPs that has ended, and was not
+ * announced yet, is announced to its ULP too (waitid with WNOWAIT: it stays to be waited for);
+ * so is a child that ended before its ULP recorded it (ulp_sig_child_added), whose SIGCHLD found
+ * no owner. Before, of 8 ULPs of one task whose children ended at once, 1 to 3 never had their
+ * SIGCHLD (a handler, sigwaitinfo, a signalfd waited for ever).
+ */
+static void chld_others(int self, int pid)
+{
+	int i, k, n, kids[ULP_MAX_KIDS];
+	struct ulp_cb *cb;
+
+	for (i = next_of_task(self, -1, &cb); i >= 0; i = next_of_task(self, i, &cb)) {
+		n = read_kids(self, cb, kids);
+		for (k = 0; k < n; k++)
+			if (kids[k] != pid)
+				announce_ended(i, kids[k]);
+	}
+}
+
+void ulp_sig_child_added(struct ulp_cb *cb, int pid)
+{
+	announce_ended(cb->pvid, pid);
+}
+
+void ulp_sig_child_new(int pid)
+{
+	int o = pid;
+
+	atomic_compare_exchange_strong(&announced[pid % ANNOUNCED], &o, 0);
 }
 
 static void child_relay(struct ulp_cb *cb, int sig, siginfo_t *si, void *uc);
@@ -214,15 +281,22 @@ static void relay(int sig, siginfo_t *si, void *uc)
 		return; /* a timer of a ULP that ended: nobody's */
 	}
 	if (sig == SIGCHLD && si->si_code > 0) { /* CLD_EXITED ... */
-		if (ulp_ident_is_placeholder(si->si_pid))
-			return; /* a placeholder that exec'd to end (ident.c) */
-		pvid = owner_of_child(si->si_pid);
-		if (pvid >= 0)
+		/* a placeholder that exec'd to end (ident.c) is no ULP's child; its SIGCHLD may
+		 * stand for one of theirs all the same */
+		pvid = ulp_ident_is_placeholder(si->si_pid) ? -1 : owner_of_child(si->si_pid);
+		/* an end announced already (the ULP recorded the child after it ended) is not
+		 * announced twice */
+		if (pvid >= 0 &&
+		    (!chld_exit(si->si_code) ||
+		     atomic_exchange(&announced[si->si_pid % ANNOUNCED], si->si_pid) != si->si_pid))
 			ulp_sig_post(pvid, sig, si->si_code, si->si_pid, (int)si->si_uid,
 				     si->si_status);
+		chld_others((int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), si->si_pid);
 		return;
 	}
 	self = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	if (sig == SIGCHLD) /* sent by kill: a child's end may hide behind it too */
+		chld_others(self, 0);
 	if (cur && (si->si_code == SI_KERNEL || (si->si_code == SI_USER && si->si_pid == self))) {
 		ulp_sig_post(cur->pvid, sig, si->si_code, si->si_pid, (int)si->si_uid, 0);
 		/* Its own code was interrupted: run the action now, as the kernel would. Inside
@@ -409,7 +483,10 @@ int ulp_sig_would_interrupt(int pvid)
 {
 	struct sigrec *r = rec_of(pvid);
 
-	return r && (atomic_load(&r->pend) & atomic_load(&r->wake) & ~atomic_load(&r->blocked));
+	/* the waitset too: a signal posted between a wait's look (sigwaitinfo, a signalfd's
+	 * read) and its park, which ulp_sig_notify saw no wait for, ends the park at once */
+	return r && (atomic_load(&r->pend) & ((atomic_load(&r->wake) & ~atomic_load(&r->blocked)) |
+					      atomic_load(&r->waitset)));
 }
 
 int ulp_sig_interrupts(int pvid, unsigned long set)

@@ -492,7 +492,10 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 	}
 	if (pid > 0) {
 		join_group(cb, (int)pid, of_child); /* as well: whichever runs first */
-		kid_add(cb, (int)pid);
+		if (!of_child) /* a fork child's SIGCHLD is the kernel's */
+			ulp_sig_child_new((int)pid);
+		if (kid_add(cb, (int)pid) == 0 && !of_child)
+			ulp_sig_child_added(cb, (int)pid);
 	}
 	return pid;
 }

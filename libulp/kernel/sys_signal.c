@@ -184,7 +184,7 @@ long ulp_sys_rt_sigpending(struct ulp_cb *cb, struct ulp_sys *s)
 
 /* Park until a signal is posted to the ULP (or the deadline, CLOCK_MONOTONIC ns, 0: none).
  * 1: timed out. */
-static int park_for_signal(struct ulp_cb *cb, long long deadline)
+int ulp_sig_park(struct ulp_cb *cb, long long deadline)
 {
 	struct ulp_io *io = ulp_io_self();
 	struct ulp_io_wait wt;
@@ -275,7 +275,7 @@ long ulp_sys_rt_sigsuspend(struct ulp_cb *cb, struct ulp_sys *s)
 		ulp_tg_trap_return(cb, s->uc);
 		ran = ulp_sig_deliver(cb, s->uc);
 		if (!ran)
-			park_for_signal(cb, 0);
+			ulp_sig_park(cb, 0);
 	}
 	m = ulp_sig_mask(cb);
 	*m = saved;
@@ -322,7 +322,7 @@ long ulp_sys_rt_sigtimedwait(struct ulp_cb *cb, struct ulp_sys *s)
 		if ((to && deadline <= mono_ns()) || !ulp_io_self())
 			return -EAGAIN;
 		ulp_sig_set_waitset(cb, want);
-		sig = park_for_signal(cb, deadline);
+		sig = ulp_sig_park(cb, deadline);
 		ulp_sig_set_waitset(cb, 0);
 	}
 }

@@ -44,6 +44,19 @@ void ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value);
  * there, from a thread of the ULP's task. */
 void ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value);
 void ulp_sig_notify(int pvid, int sig);
+/* A signal sig was posted to ULP pvid: its signalfds of that signal become readable (sigfd.c;
+ * in a thread of the ULP's task, whose descriptors they are). */
+void ulp_sigfd_notify(int pvid, int sig);
+/* Park cb until a signal is posted to it (or the deadline, CLOCK_MONOTONIC ns; 0: none); 1: timed
+ * out. A blocked signal ends it only when in the waitset (ulp_sig_set_waitset). sys_signal.c. */
+int ulp_sig_park(struct ulp_cb *cb, long long deadline);
+/* A ULP forked child pid (sys_fork.c), before recording it: an earlier child's end announced
+ * under that pid is forgotten (it was reaped, its pid reused). Not at the reap: a scan that
+ * looked before it would announce that end again. */
+void ulp_sig_child_new(int pid);
+/* cb recorded its new child pid (sys_fork.c): its SIGCHLD, if it ended before (the relay found
+ * no ULP of it then). */
+void ulp_sig_child_added(struct ulp_cb *cb, int pid);
 /* Partition pvid's start count: changes each time a ULP starts there. */
 uint32_t ulp_sig_gen(int pvid);
 /* Run the actions of the signals pending for cb that its running thread's mask lets through. uc:

@@ -213,6 +213,18 @@ else
 	no "#! scripts as the program of ulpexec and ulpspawn"
 fi
 
+# script(1): a pty, and SIGCHLD and SIGTERM read from a signalfd (it waited for ever as a ULP
+# before 27 Nov); four at once in one task.
+same "script -qec (a pty, its child's end on a signalfd)" script -qec 'echo in-pty; test -t 1 && echo tty; exit 3' /dev/null
+if command -v script >/dev/null 2>&1; then
+	if expect "4 script" 0 "$X" -n 4 -w 1 script -qc 'echo in-pty' /dev/null &&
+		[ "$(lines '^in-pty')" = 4 ]; then
+		ok "4 script -qc at once in one task"
+	else
+		no "4 script -qc at once in one task"
+	fi
+fi
+
 # Input fed slowly: through a pipe and a FIFO, to a ULP that reads lines as they come.
 (for i in 1 2 3 4 5; do echo "$i"; sleep 0.1; done) | timeout 60 "$X" perl -ne 'print "got $_"' >"$T/out" 2>&1
 if [ "$(cat "$T/out")" = "$(printf 'got %s\n' 1 2 3 4 5)" ]; then

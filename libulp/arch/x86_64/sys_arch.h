@@ -24,7 +24,7 @@
 	[SYS_open] = ulp_sys_io_block, [SYS_alarm] = ulp_sys_alarm,                                \
 	[SYS_readlink] = ulp_sys_readlink, [SYS_dup2] = ulp_sys_dup2,                              \
 	[SYS_creat] = ulp_sys_fd_new, [SYS_epoll_create] = ulp_sys_fd_new,                         \
-	[SYS_eventfd] = ulp_sys_fd_new, [SYS_signalfd] = ulp_sys_fd_new,                           \
+	[SYS_eventfd] = ulp_sys_fd_new, [SYS_signalfd] = ulp_sys_signalfd,                         \
 	[SYS_inotify_init] = ulp_sys_fd_new, [SYS_pipe] = ulp_sys_fd_pair,                         \
 	[SYS_getpgrp] = ulp_sys_getpgrp, [ULP_ARCH_SYS_FAST_RETURN] = ulp_sys_fast_return
 
