@@ -434,6 +434,8 @@ static void join_group(const struct ulp_cb *cb, int pid, int of_child)
 static void vfork_child(void)
 {
 	join_group(ulp_current_cb(), 0, forked); /* forked: a fork child's own posix_spawn */
+	if (!forked)
+		ulp_sys_affinity_child(ulp_current_cb());
 	ulp_std_vfork_child();
 }
 
@@ -482,6 +484,8 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		if (pid == 0) {
 			forked = 1;
 			join_group(cb, 0, of_child);
+			if (!of_child) /* in a fork child, affinity is the kernel's already */
+				ulp_sys_affinity_child(cb);
 			child_std(cb);
 			ulp_sig_fork_child(cb, s->uc);
 			if (stack)
@@ -492,7 +496,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 	}
 	if (pid > 0) {
 		join_group(cb, (int)pid, of_child); /* as well: whichever runs first */
-		if (!of_child) /* a fork child's SIGCHLD is the kernel's */
+		if (!of_child)			    /* a fork child's SIGCHLD is the kernel's */
 			ulp_sig_child_new((int)pid);
 		if (kid_add(cb, (int)pid) == 0 && !of_child)
 			ulp_sig_child_added(cb, (int)pid);

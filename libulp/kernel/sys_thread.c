@@ -760,7 +760,54 @@ void ulp_tg_kick(struct ulp_cb *cb, void *uc)
 		ulp_tg_trap_return(cb, uc);
 }
 
-/* ---- affinity: the ULP sees its task's workers as its CPUs ---- */
+/* ---- affinity: the ULP sees its task's workers as its CPUs, or the CPUs it set ---- */
+
+/*
+ * The affinity a ULP set (sched_setaffinity of itself or its threads), by pvid: what it reads
+ * back, what its fork children start with, as a process's children inherit it, and its
+ * placeholder's (what `taskset -p PID` shows from outside); never applied to the workers, which
+ * run other ULPs too. Kept across its execve (`taskset -c 0 nproc`
+ * printed 2, the task's workers, before 27 Nov), forgotten when another ULP starts in the
+ * partition. One mask for the whole ULP: its threads share it.
+ */
+#define AFF_LONGS 16 /* 1024 CPUs */
+struct aff {
+	_Atomic uint32_t gen1; /* ulp_sig_gen + 1 of the ULP that set it; 0: none */
+	unsigned long mask[AFF_LONGS];
+	unsigned long allowed[AFF_LONGS]; /* its placeholder's before the first set */
+};
+static struct aff *_Atomic affs;
+
+static struct aff *aff_of(const struct ulp_cb *cb, int create)
+{
+	struct aff *t = atomic_load(&affs), *none = NULL;
+	size_t len = cb->region->nparts * sizeof(*t);
+
+	if (!t && create) {
+		t = ulp_raw_mmap(len, MAP_NORESERVE);
+		if (t && !atomic_compare_exchange_strong(&affs, &none, t)) {
+			ulp_raw_munmap(t, len);
+			t = none;
+		}
+	}
+	return t && (unsigned)cb->pvid < cb->region->nparts ? &t[cb->pvid] : NULL;
+}
+
+/* cb's record if it set one since it started (NULL: none). */
+static const struct aff *aff_set(const struct ulp_cb *cb)
+{
+	struct aff *a = aff_of(cb, 0);
+
+	return a && atomic_load(&a->gen1) == ulp_sig_gen(cb->pvid) + 1 ? a : NULL;
+}
+
+void ulp_sys_affinity_child(struct ulp_cb *cb)
+{
+	const struct aff *set = aff_set(cb);
+
+	if (set)
+		sys(SYS_sched_setaffinity, 0, sizeof(set->mask), (long)set->mask, 0, 0, 0);
+}
 
 /* tid names neither the calling thread (0 or its own id) nor another thread of its ULP: a
  * process of its own, whose affinity is the kernel's business. */
@@ -784,7 +831,8 @@ long ulp_sys_sched_getaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
 		return sys(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 	const long *a = s->a;
-	unsigned long real[16], *out = (unsigned long *)a[2];
+	unsigned long real[AFF_LONGS], *out = (unsigned long *)a[2];
+	const struct aff *set = aff_set(cb);
 	unsigned n = ulp_worker_self()->rt->nworkers, have = 0, i;
 	size_t len = (size_t)a[1];
 	long r;
@@ -799,6 +847,12 @@ long ulp_sys_sched_getaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 		return -EINVAL;
 	if (!in_region(cb, (uintptr_t)out, (size_t)r))
 		return -EFAULT;
+	if (set) { /* what it set, of the CPUs it may have, as the kernel keeps it */
+		for (i = 0; i < AFF_LONGS; i++)
+			real[i] = set->mask[i] & set->allowed[i];
+		memcpy(out, real, (size_t)r);
+		return r;
+	}
 	/* The worker's own CPUs first, then the lowest others, n in all. */
 	for (i = 0; i < (unsigned)r * 8 && have < n; i++)
 		if (real[i / 64] & (1ul << (i % 64)))
@@ -824,19 +878,38 @@ long ulp_sys_sched_setaffinity(struct ulp_cb *cb, struct ulp_sys *s)
 	if (ulp_sys_in_child()) /* a fork child is a real process: the kernel's */
 		return sys(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 	const long *a = s->a;
-	const unsigned char *m = (const unsigned char *)a[2];
+	unsigned long want[AFF_LONGS], any = 0;
 	size_t len = (size_t)a[1], i;
+	struct aff *rec;
+	long r = 0;
 
 	if (not_ours(cb, a[0]))
 		return sys(SYS_sched_setaffinity, a[0], a[1], a[2], 0, 0, 0);
-	if (!in_region(cb, (uintptr_t)m, len))
+	if (!in_region(cb, (uintptr_t)a[2], len))
 		return -EFAULT;
-	/* Accepted, not applied: a ULP thread runs on whichever worker of its task is free;
-	 * pinning the worker would pin every other ULP on it too. */
-	for (i = 0; i < len; i++)
-		if (m[i])
-			return 0;
-	return -EINVAL;
+	/* Recorded, not applied: a ULP thread runs on whichever worker of its task is free;
+	 * pinning the worker would pin every other ULP on it too. CPUs past 1024 are dropped,
+	 * as the kernel drops those past its own count. */
+	memset(want, 0, sizeof(want));
+	memcpy(want, (const void *)a[2], len < sizeof(want) ? len : sizeof(want));
+	rec = aff_of(cb, 1);
+	if (!rec)
+		return -ENOMEM;
+	if (!aff_set(cb)) { /* the first: the CPUs it may name are its placeholder's now */
+		memset(rec->allowed, 0, sizeof(rec->allowed));
+		r = sys(SYS_sched_getaffinity, cb->pid, sizeof(rec->allowed), (long)rec->allowed, 0,
+			0, 0);
+		if (r < 0)
+			return r;
+	}
+	for (i = 0; i < AFF_LONGS; i++)
+		any |= want[i] & rec->allowed[i];
+	if (!any)
+		return -EINVAL; /* no CPU it may run on, as the kernel says */
+	memcpy(rec->mask, want, sizeof(want));
+	atomic_store(&rec->gen1, ulp_sig_gen(cb->pvid) + 1);
+	sys(SYS_sched_setaffinity, cb->pid, sizeof(want), (long)want, 0, 0, 0);
+	return 0;
 }
 
 long ulp_sys_futex(struct ulp_cb *cb, struct ulp_sys *s)

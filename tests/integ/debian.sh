@@ -225,6 +225,20 @@ if command -v script >/dev/null 2>&1; then
 	fi
 fi
 
+# taskset as the ULP: the mask it sets is what the ULP and its children see (before 27 Nov it was
+# only accepted, and nproc printed the task's worker count); 2 ULPs of one task, a CPU each.
+same "taskset -c 0 nproc" taskset -c 0 nproc
+same "taskset -c 0 sh: nproc, taskset -p in a child, exec nproc" taskset -c 0 sh -c \
+	'nproc; taskset -p $$ | sed "s/.*://"; exec nproc'
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
+	if expect "2 taskset" 0 "$X" -n 2 -w 1 sh -c 'exec taskset -c $ULP_RANK sh -c "nproc; nproc"' &&
+		[ "$(lines '^1$')" = 4 ]; then
+		ok "2 ULPs of one task under taskset -c 0 and -c 1: each sees its one CPU"
+	else
+		no "2 ULPs of one task under taskset -c 0 and -c 1: each sees its one CPU"
+	fi
+fi
+
 # Input fed slowly: through a pipe and a FIFO, to a ULP that reads lines as they come.
 (for i in 1 2 3 4 5; do echo "$i"; sleep 0.1; done) | timeout 60 "$X" perl -ne 'print "got $_"' >"$T/out" 2>&1
 if [ "$(cat "$T/out")" = "$(printf 'got %s\n' 1 2 3 4 5)" ]; then
