@@ -176,6 +176,23 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 	}
 }
 
+void ulp_fd_close_others(const struct ulp_cb *cb)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *own = owners(&t, 0);
+	int32_t me = cb->pvid + 1, o;
+	long fd, top;
+
+	if (!own)
+		return;
+	top = atomic_load(&t->hi);
+	for (fd = 3; fd < top; fd++) {
+		o = atomic_load_explicit(&own[fd], memory_order_relaxed) & FD_OWNER;
+		if (o && o != me)
+			sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	}
+}
+
 /* fd's word in the calling task's table, NULL when none is kept (0-2, past the table, no
  * table); *tp: the table. */
 static _Atomic int32_t *slot(long fd, struct ulp_fd_table **tp)

@@ -108,6 +108,10 @@ int ulp_io_fd_makers(void);
 int ulp_fd_claim(long fd);
 void ulp_fd_claim_end(void);
 void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec);
+/* In a new child process of cb (fork, posix_spawn, a non-PIE exec), its table a copy of the
+ * task's: the descriptors other ULPs made are closed there, as another process's are not in a
+ * process's table (a child of one shell held another's pipe, whose reader then never saw EOF). */
+void ulp_fd_close_others(const struct ulp_cb *cb);
 /* The ULP (pvid + 1) that made fd, 0: none recorded. */
 int ulp_fd_owner(long fd);
 /* The table's word for fd, owner and notes (0: nothing kept: 0-2, nobody's, no table); a note

@@ -434,8 +434,10 @@ static void join_group(const struct ulp_cb *cb, int pid, int of_child)
 static void vfork_child(void)
 {
 	join_group(ulp_current_cb(), 0, forked); /* forked: a fork child's own posix_spawn */
-	if (!forked)
+	if (!forked) {
 		ulp_sys_affinity_child(ulp_current_cb());
+		ulp_fd_close_others(ulp_current_cb());
+	}
 	ulp_std_vfork_child();
 }
 
@@ -484,8 +486,10 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		if (pid == 0) {
 			forked = 1;
 			join_group(cb, 0, of_child);
-			if (!of_child) /* in a fork child, affinity is the kernel's already */
+			if (!of_child) { /* in a fork child, these are the kernel's already */
 				ulp_sys_affinity_child(cb);
+				ulp_fd_close_others(cb);
+			}
 			child_std(cb);
 			ulp_sig_fork_child(cb, s->uc);
 			if (stack)
@@ -561,6 +565,7 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	pid = raw(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
 	if (pid == 0) {
 		forked = 1;
+		ulp_fd_close_others(cb);
 		child_std(cb);
 		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
 		r = raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);

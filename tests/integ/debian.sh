@@ -352,6 +352,21 @@ else
 	no "2 ULPs of one task: readlink of /proc/self/fd/1 names each one's own stdout"
 fi
 
+# A child process of a ULP holds that ULP's descriptors, not those another ULP of its task made
+# (before 27 Nov it held them all: a child of one shell kept another's pipe open, whose reader
+# never saw EOF while the child lived). Children by fork (bash) and by posix_spawn (perl's
+# system is a fork; env's child here is bash's).
+leak='if [ $ULP_RANK = 0 ]; then exec 7<in 8>o.leak; : >ready; until [ -e done ]; do sleep 0.05; done
+	else until [ -e ready ]; do sleep 0.05; done; ls -l /proc/self/fd/ | grep -c "o.leak\|/in$"
+	perl -e '"'"'system("ls -l /proc/self/fd/ | grep -c o.leak")'"'"'; : >done; fi'
+rm -f "$D/ready" "$D/done"
+if (cd "$D" && timeout 60 "$X" -n 2 -w 2 bash -c "$leak") >"$T/out" 2>&1 &&
+	[ "$(cat "$T/out")" = "$(printf '0\n0')" ]; then
+	ok "a child process of one ULP holds none of the descriptors another ULP of its task made"
+else
+	no "a child process of one ULP holds none of the descriptors another ULP of its task made"
+fi
+
 # kill 0 (the process group) from a ULP: the ULP and its descendants, not the launcher nor the
 # task's other ULPs. As a process under setsid (without, it would reach this test's group).
 # Before 26 Nov it reached the ULP alone: `trap 'kill 0' EXIT` left its background jobs running.
