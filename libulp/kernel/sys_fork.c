@@ -435,7 +435,7 @@ static void vfork_child(void)
 {
 	join_group(ulp_current_cb(), 0, forked); /* forked: a fork child's own posix_spawn */
 	if (!forked) {
-		ulp_sys_affinity_child(ulp_current_cb());
+		ulp_sys_sched_child(ulp_current_cb());
 		ulp_fd_close_others(ulp_current_cb());
 	}
 	ulp_std_vfork_child();
@@ -487,7 +487,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			forked = 1;
 			join_group(cb, 0, of_child);
 			if (!of_child) { /* in a fork child, these are the kernel's already */
-				ulp_sys_affinity_child(cb);
+				ulp_sys_sched_child(cb);
 				ulp_fd_close_others(cb);
 			}
 			child_std(cb);

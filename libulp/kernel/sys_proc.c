@@ -23,6 +23,8 @@
 #include <sys/prctl.h>
 #include <signal.h>
 
+#define IOPRIO_WHO_PROCESS 1 /* linux/ioprio.h */
+
 /* Every thread of the ULP ends, then the ULP (sys_thread.c). */
 void ulp_sys_end(struct ulp_cb *cb, int status, int sig)
 {
@@ -62,6 +64,25 @@ long ulp_sys_getpid(struct ulp_cb *cb, struct ulp_sys *s)
 	if (ulp_sys_in_child() || !cb->pid) /* a fork child is a process: the kernel's */
 		return ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	return cb->pid;
+}
+
+/*
+ * getpriority/setpriority and ioprio_get/ioprio_set of the ULP itself (PRIO_PROCESS or
+ * IOPRIO_WHO_PROCESS, 0 or its pid): its placeholder's nice value and I/O priority, which the
+ * kernel checks and keeps for it and `ps`, `ionice -p` show; the worker's would be every ULP's of
+ * the task (before 27 Nov `nice -n 10` or `ionice -c 3` in one ULP slowed the others on its
+ * worker, and their `nice` said 10). Its fork children start with them (ulp_sys_sched_child).
+ * Other targets (another pid, a group, a user): the kernel's.
+ */
+long ulp_sys_priority(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long *a = s->a, who = (int)a[1];
+	long proc =
+	    s->nr == SYS_ioprio_get || s->nr == SYS_ioprio_set ? IOPRIO_WHO_PROCESS : PRIO_PROCESS;
+
+	if (!ulp_sys_in_child() && cb->pid && a[0] == proc && (who == 0 || who == cb->pid))
+		who = cb->pid;
+	return ulp_arch_syscall(s->nr, a[0], who, a[2], 0, 0, 0);
 }
 
 /* A ULP's parent is its launcher; a fork child's is the ULP. */

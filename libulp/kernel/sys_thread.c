@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #define ULP_TID_BASE 0x400000
@@ -801,12 +802,23 @@ static const struct aff *aff_set(const struct ulp_cb *cb)
 	return a && atomic_load(&a->gen1) == ulp_sig_gen(cb->pvid) + 1 ? a : NULL;
 }
 
-void ulp_sys_affinity_child(struct ulp_cb *cb)
+void ulp_sys_sched_child(struct ulp_cb *cb)
 {
 	const struct aff *set = aff_set(cb);
+	long mine, ulps;
 
 	if (set)
 		sys(SYS_sched_setaffinity, 0, sizeof(set->mask), (long)set->mask, 0, 0, 0);
+	/* the raw call's 20 - nice, both sides */
+	ulps = cb->pid ? sys(SYS_getpriority, PRIO_PROCESS, cb->pid, 0, 0, 0, 0) : -1;
+	mine = sys(SYS_getpriority, PRIO_PROCESS, 0, 0, 0, 0, 0);
+	if (ulps > 0 && mine > 0 && ulps != mine)
+		sys(SYS_setpriority, PRIO_PROCESS, 0, 20 - ulps, 0, 0, 0);
+	/* I/O priority, IOPRIO_WHO_PROCESS (1) */
+	ulps = cb->pid ? sys(SYS_ioprio_get, 1, cb->pid, 0, 0, 0, 0) : -1;
+	mine = sys(SYS_ioprio_get, 1, 0, 0, 0, 0, 0);
+	if (ulps >= 0 && mine >= 0 && ulps != mine)
+		sys(SYS_ioprio_set, 1, 0, ulps, 0, 0, 0);
 }
 
 /* tid names neither the calling thread (0 or its own id) nor another thread of its ULP: a

@@ -103,7 +103,8 @@ ulp_sys_handler ulp_sys_brk, ulp_sys_mmap, ulp_sys_munmap, ulp_sys_mremap, ulp_s
     ulp_sys_madvise;
 /* process (sys_proc.c); ulp_sys_kill serves kill, tkill and tgkill */
 ulp_sys_handler ulp_sys_exit, ulp_sys_kill, ulp_sys_sched_yield, ulp_sys_seccomp, ulp_sys_prctl,
-    ulp_sys_getrusage, ulp_sys_times, ulp_sys_readlink, ulp_sys_getpid, ulp_sys_getppid;
+    ulp_sys_getrusage, ulp_sys_times, ulp_sys_readlink, ulp_sys_getpid, ulp_sys_getppid,
+    ulp_sys_priority;
 /* process: cwd and umask (fs.c); ulp_sys_chdir serves chdir and fchdir */
 ulp_sys_handler ulp_sys_chdir, ulp_sys_umask, ulp_sys_chroot;
 /* open of the ULP's own /proc/self/cmdline or environ (sys_proc.c): 1 and the result in *ret
@@ -151,9 +152,9 @@ ulp_sys_handler ulp_sys_masked_wait;
 ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_rseq,
     ulp_sys_exit_thread, ulp_sys_gettid, ulp_sys_set_robust_list, ulp_sys_get_robust_list,
     ulp_sys_sched_getaffinity, ulp_sys_sched_setaffinity, ulp_sys_futex;
-/* In a new fork child of cb (sys_fork.c): the affinity cb set becomes the child's, the kernel's
- * (sys_thread.c). */
-void ulp_sys_affinity_child(struct ulp_cb *cb);
+/* In a new fork child of cb (sys_fork.c): the affinity cb set, its nice value and I/O
+ * priority (its placeholder's) become the child's, the kernel's (sys_thread.c). */
+void ulp_sys_sched_child(struct ulp_cb *cb);
 /* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
  * on its task's io_uring */
 ulp_sys_handler ulp_sys_close, ulp_sys_close_range, ulp_sys_dup2, ulp_sys_io_block;

@@ -239,6 +239,25 @@ if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
 	fi
 fi
 
+# nice and ionice as the ULP: its own (its placeholder's), seen by it and its children, and not
+# another ULP's of its task (before 27 Nov they were the worker's: `nice -n 10` in one ULP was
+# every ULP's on that worker).
+same "nice -n 5 sh: nice, a child's, exec nice" nice -n 5 sh -c 'nice; (nice); exec nice'
+same "ionice -c 3 sh: ionice, a child's, exec ionice" ionice -c 3 sh -c 'ionice; (ionice); exec ionice'
+if command -v ionice >/dev/null 2>&1; then
+	N=$T/nice
+	rm -rf "$N" && mkdir "$N"
+	want="other $(nice) $(ionice)"
+	if (cd "$N" && timeout 60 "$X" -n 2 -w 1 sh -c 'if [ $ULP_RANK = 0 ]; then
+			exec nice -n 10 ionice -c 3 sh -c ": >niced; until [ -e seen ]; do sleep 0.05; done; echo \"own \$(nice) \$(ionice)\""
+		fi; until [ -e niced ]; do sleep 0.05; done; echo "other $(nice) $(ionice)"; : >seen') \
+		>"$T/out" 2>&1 && [ "$(lines "^$want\$")" = 1 ] && [ "$(lines '^own 10 idle$')" = 1 ]; then
+		ok "nice -n 10 ionice -c 3 in one ULP: its own, not the other ULP's of its task"
+	else
+		no "nice -n 10 ionice -c 3 in one ULP: its own, not the other ULP's of its task"
+	fi
+fi
+
 # Input fed slowly: through a pipe and a FIFO, to a ULP that reads lines as they come.
 (for i in 1 2 3 4 5; do echo "$i"; sleep 0.1; done) | timeout 60 "$X" perl -ne 'print "got $_"' >"$T/out" 2>&1
 if [ "$(cat "$T/out")" = "$(printf 'got %s\n' 1 2 3 4 5)" ]; then
