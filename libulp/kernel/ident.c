@@ -457,23 +457,49 @@ int ulp_ident_is_placeholder(int pid)
 	return by_pid && pid > 0 && pid < npids && atomic_load(&by_pid[pid]) != 0;
 }
 
+/* The placeholder takes the name in p->comm now, and says when it has; a stopped placeholder
+ * does not answer: after 2 s the caller goes on anyway. */
+static void rename_now(const struct ulp_cb *cb, struct phrec *p, uint32_t done)
+{
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	int tries;
+
+	if (send_ident(cb->pid, p->tgid, (long)RENAME) != 0)
+		return;
+	for (tries = 0; tries < 20 && atomic_load(&p->name_done) == done; tries++)
+		sys(SYS_futex, (long)&p->name_done, FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
+}
+
 void ulp_ident_exec(struct ulp_cb *cb)
 {
 	struct phrec *p = rec_of(cb->pvid);
-	struct timespec ts = {0, 100 * 1000 * 1000};
 	uint32_t done;
-	int tries;
 
 	if (!p || !cb->pid)
 		return;
 	done = atomic_load(&p->name_done);
 	set_comm(p, cb->path[0] ? cb->path : cb->exe);
-	if (send_ident(cb->pid, p->tgid, (long)RENAME) != 0)
-		return;
-	/* Named before the new program runs, as after execve; a stopped placeholder does not
-	 * answer: after 2 s the program runs anyway. */
-	for (tries = 0; tries < 20 && atomic_load(&p->name_done) == done; tries++)
-		sys(SYS_futex, (long)&p->name_done, FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
+	rename_now(cb, p, done); /* named before the new program runs, as after execve */
+}
+
+int ulp_ident_name(struct ulp_cb *cb, const char *set, char *get)
+{
+	struct phrec *p = rec_of(cb->pvid);
+	uint32_t done;
+	size_t i;
+
+	if (!p || !cb->pid)
+		return -ESRCH;
+	if (get) {
+		memcpy(get, p->comm, sizeof(p->comm));
+		return 0;
+	}
+	done = atomic_load(&p->name_done);
+	for (i = 0; i < sizeof(p->comm) - 1 && set[i]; i++)
+		p->comm[i] = set[i];
+	p->comm[i] = 0;
+	rename_now(cb, p, done);
+	return 0;
 }
 
 void ulp_ident_follow_cwd(struct ulp_cb *cb)

@@ -163,6 +163,35 @@ long ulp_sys_seccomp(struct ulp_cb *cb, struct ulp_sys *s)
  * not the program's). PR_SET_NO_NEW_PRIVS is harmless: the runtime set it for the whole process
  * already (a seccomp filter needs it), and it only narrows what execve may gain. The rest is the
  * kernel's, for the worker thread (PR_SET_NAME names the worker). */
+/*
+ * PR_SET_NAME and PR_GET_NAME of the ULP's main thread: its placeholder's name (what ps and
+ * /proc/PID/comm show for its pid); the worker's would rename a thread that runs every ULP of
+ * the task (before 27 Nov perl's `$0 = "x"` renamed the worker and the ULP's comm stayed
+ * "perl"). Its other threads' names are not kept: set, 0; read, the ULP's.
+ */
+static long thread_name(struct ulp_cb *cb, long op, long addr)
+{
+	struct ulp_uthread *u = ulp_tg_current(cb);
+	char name[16] = {0};
+	size_t i;
+
+	if (addr < (long)cb->part_lo || addr + (long)sizeof(name) > (long)cb->part_hi)
+		return -EFAULT;
+	if (op == PR_GET_NAME) {
+		if (ulp_ident_name(cb, NULL, name) != 0)
+			return ulp_arch_syscall(SYS_prctl, op, addr, 0, 0, 0, 0);
+		memcpy((char *)addr, name, sizeof(name));
+		return 0;
+	}
+	if (u && cb->tg && u != &cb->tg->leader)
+		return 0;
+	for (i = 0; i < sizeof(name) - 1 && ((const char *)addr)[i]; i++)
+		name[i] = ((const char *)addr)[i];
+	return ulp_ident_name(cb, name, NULL) == 0
+		   ? 0
+		   : ulp_arch_syscall(SYS_prctl, op, addr, 0, 0, 0, 0);
+}
+
 long ulp_sys_prctl(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long *a = s->a;
@@ -171,6 +200,8 @@ long ulp_sys_prctl(struct ulp_cb *cb, struct ulp_sys *s)
 		return -EINVAL;
 	if (a[0] == PR_GET_SECCOMP)
 		return 0;
+	if ((a[0] == PR_SET_NAME || a[0] == PR_GET_NAME) && !ulp_sys_in_child())
+		return thread_name(cb, a[0], a[1]);
 	return ulp_arch_syscall(SYS_prctl, a[0], a[1], a[2], a[3], a[4], 0);
 }
 

@@ -802,20 +802,62 @@ static const struct aff *aff_set(const struct ulp_cb *cb)
 	return a && atomic_load(&a->gen1) == ulp_sig_gen(cb->pvid) + 1 ? a : NULL;
 }
 
+/*
+ * sched_setscheduler, sched_getscheduler, sched_setparam, sched_getparam, sched_setattr,
+ * sched_getattr of the ULP (0, its pid, one of its threads): its placeholder's policy, which the
+ * kernel checks and keeps for it and `chrt -p PID` shows; the worker's would be every ULP's of
+ * the task (before 27 Nov `chrt -i 0 prog` made the worker SCHED_IDLE, and the ULP read back
+ * SCHED_OTHER through its pid). Its fork children start with it (ulp_sys_sched_child).
+ */
+static int not_ours(struct ulp_cb *cb, long tid);
+
+long ulp_sys_sched_policy(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	const long *a = s->a;
+	long pid = (int)a[0];
+
+	if (!ulp_sys_in_child() && cb->pid && !not_ours(cb, pid))
+		pid = cb->pid;
+	return sys(s->nr, pid, a[1], a[2], a[3], 0, 0);
+}
+
+#define KSCHED_DEADLINE 6
+#define KSCHED_RESET_ON_FORK 0x40000000
+
 void ulp_sys_sched_child(struct ulp_cb *cb)
 {
 	const struct aff *set = aff_set(cb);
-	long mine, ulps;
+	struct sched_param sp = {0};
+	long mine, ulps, pol;
 
 	if (set)
 		sys(SYS_sched_setaffinity, 0, sizeof(set->mask), (long)set->mask, 0, 0, 0);
-	/* the raw call's 20 - nice, both sides */
-	ulps = cb->pid ? sys(SYS_getpriority, PRIO_PROCESS, cb->pid, 0, 0, 0, 0) : -1;
+	if (!cb->pid)
+		return;
+	/* The policy, and the nice value (the raw call's 20 - nice, both sides). With
+	 * SCHED_RESET_ON_FORK a real-time policy and a negative nice are not the child's, as
+	 * sched(7) says; the flag itself is not either. */
+	pol = sys(SYS_sched_getscheduler, cb->pid, 0, 0, 0, 0, 0);
+	if (pol >= 0 && (pol & ~KSCHED_RESET_ON_FORK) != KSCHED_DEADLINE &&
+	    sys(SYS_sched_getparam, cb->pid, (long)&sp, 0, 0, 0, 0) == 0) {
+		if ((pol & KSCHED_RESET_ON_FORK) && ((pol & ~KSCHED_RESET_ON_FORK) == SCHED_FIFO ||
+						     (pol & ~KSCHED_RESET_ON_FORK) == SCHED_RR)) {
+			pol = SCHED_OTHER;
+			sp.sched_priority = 0;
+		}
+		pol &= ~KSCHED_RESET_ON_FORK;
+		if (pol != sys(SYS_sched_getscheduler, 0, 0, 0, 0, 0, 0))
+			sys(SYS_sched_setscheduler, 0, pol, (long)&sp, 0, 0, 0);
+	}
+	ulps = sys(SYS_getpriority, PRIO_PROCESS, cb->pid, 0, 0, 0, 0);
 	mine = sys(SYS_getpriority, PRIO_PROCESS, 0, 0, 0, 0, 0);
+	if (ulps > 20 &&
+	    (sys(SYS_sched_getscheduler, cb->pid, 0, 0, 0, 0, 0) & KSCHED_RESET_ON_FORK))
+		ulps = 20;
 	if (ulps > 0 && mine > 0 && ulps != mine)
 		sys(SYS_setpriority, PRIO_PROCESS, 0, 20 - ulps, 0, 0, 0);
 	/* I/O priority, IOPRIO_WHO_PROCESS (1) */
-	ulps = cb->pid ? sys(SYS_ioprio_get, 1, cb->pid, 0, 0, 0, 0) : -1;
+	ulps = sys(SYS_ioprio_get, 1, cb->pid, 0, 0, 0, 0);
 	mine = sys(SYS_ioprio_get, 1, 0, 0, 0, 0, 0);
 	if (ulps >= 0 && mine >= 0 && ulps != mine)
 		sys(SYS_ioprio_set, 1, 0, ulps, 0, 0, 0);

@@ -151,9 +151,9 @@ ulp_sys_handler ulp_sys_masked_wait;
  * ulp_sys_exit) */
 ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_rseq,
     ulp_sys_exit_thread, ulp_sys_gettid, ulp_sys_set_robust_list, ulp_sys_get_robust_list,
-    ulp_sys_sched_getaffinity, ulp_sys_sched_setaffinity, ulp_sys_futex;
-/* In a new fork child of cb (sys_fork.c): the affinity cb set, its nice value and I/O
- * priority (its placeholder's) become the child's, the kernel's (sys_thread.c). */
+    ulp_sys_sched_getaffinity, ulp_sys_sched_setaffinity, ulp_sys_futex, ulp_sys_sched_policy;
+/* In a new fork child of cb (sys_fork.c): the affinity cb set, its nice value, scheduling policy
+ * and I/O priority (its placeholder's) become the child's, the kernel's (sys_thread.c). */
 void ulp_sys_sched_child(struct ulp_cb *cb);
 /* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
  * on its task's io_uring */

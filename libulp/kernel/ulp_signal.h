@@ -119,6 +119,9 @@ int ulp_ident_is_placeholder(int pid);
 /* The ULP exec'd (exec.c, host side, before the new program runs): its placeholder takes the new
  * program's name as its comm (ps, /proc/PID/comm). */
 void ulp_ident_exec(struct ulp_cb *cb);
+/* prctl(PR_SET_NAME) of the ULP: its placeholder takes the name (set: up to 15 bytes; its comm
+ * in ps, /proc/PID/comm); get (16 bytes): the name it has. 0, or -ESRCH without a placeholder. */
+int ulp_ident_name(struct ulp_cb *cb, const char *set, char *get);
 /* The ULP's worker has gone to its new directory: its placeholder follows (fs.c). */
 void ulp_ident_follow_cwd(struct ulp_cb *cb);
 /* "/proc/PID/REST" of cb's placeholder (PID its own) into buf of len bytes, without libc: its

@@ -244,6 +244,11 @@ fi
 # every ULP's on that worker).
 same "nice -n 5 sh: nice, a child's, exec nice" nice -n 5 sh -c 'nice; (nice); exec nice'
 same "ionice -c 3 sh: ionice, a child's, exec ionice" ionice -c 3 sh -c 'ionice; (ionice); exec ionice'
+# chrt and a program's own name ($0 of perl: prctl PR_SET_NAME), the ULP's too, not its
+# worker's (before 27 Nov: the worker's, and the ULP read back SCHED_OTHER and its old name).
+same "chrt -b 0 sh: its policy, a child's" chrt -b 0 sh -c '{ chrt -p 0; chrt -p $$; } | sed "s/pid [0-9]*//"'
+same "perl \$0: /proc/self/comm, a child's cat of /proc/PID/comm, ps" perl -e '$0 = "renamed";
+	open(my $f, "<", "/proc/self/comm"); print <$f>; print `cat /proc/$$/comm`; print `ps -o comm= -p $$`'
 if command -v ionice >/dev/null 2>&1; then
 	N=$T/nice
 	rm -rf "$N" && mkdir "$N"
