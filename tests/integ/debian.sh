@@ -2,8 +2,10 @@
 # Debian's own programs run as ULPs the way users run them, each compared with the same command
 # run as a process: stdout, stderr, exit status and the files it writes must be the same.
 # Coreutils, findutils, diffutils, grep, sed, awk, tar (which forks gzip and xz), xz, gzip, zstd,
-# perl, bash and dash scripts, python3 when a PIE one is installed (Debian's is not: it would run
-# as a process, see fallback.sh), several ULPs at once, input fed slowly through a pipe or a FIFO.
+# git, sqlite3, openssl, script (a pty, a signalfd), taskset, nice, ionice, chrt, perl, bash and
+# dash scripts, python3 when a PIE one is installed (Debian's is not: it would run as a process,
+# see fallback.sh: asyncio, process pools, http.server with a client in another ULP), several
+# ULPs at once, input fed slowly through a pipe or a FIFO.
 # A program that is not installed is skipped. Usage: tests/integ/debian.sh BUILD_DIR
 O=${1:-build}
 . tests/integ/lib.sh
@@ -120,6 +122,32 @@ same "perl kill USR1 to itself, select as a sleep" perl -e '$SIG{USR1} = sub { p
 same "perl socketpair with a child" perl -e 'use Socket; socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die; if (!fork) { close $a; print $b "hi\n"; exit } close $b; print scalar <$a>; wait; print "ok\n"'
 same "perl TCP on loopback with a child" perl -e 'use IO::Socket::INET; my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0) or die; my $port = $s->sockport; if (!fork) { my $c = IO::Socket::INET->new("127.0.0.1:$port") or die; print $c "ping\n"; print scalar <$c>; exit } my $c = $s->accept; my $l = <$c>; print $c "pong:$l"; wait; print "done\n"'
 same "perl backticks and system" perl -e 'my $o = `echo hello; exit 4`; print "[$o] ", $? >> 8, "\n"; system("sh", "-c", "exit 5"); print $? >> 8, "\n"'
+# git (forks itself, pipes, gc's pack-objects), sqlite3, openssl: each as the ULP itself
+export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b \
+	GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z
+if command -v git >/dev/null 2>&1; then
+	rm -rf "$IN/repo" && git init -q -b main "$IN/repo" && for i in 1 2 3 4 5 6; do
+		seq "$i" 300 >"$IN/repo/f$((i % 3))" && git -C "$IN/repo" add . &&
+			git -C "$IN/repo" commit -qm "c$i" || break
+	done
+	same "git log -p --stat" git -C "$IN/repo" log -p --stat
+	same "git clone, commit, gc, fsck (the index aside)" sh -c "git clone -q '$IN/repo' c &&
+		cd c && echo x >n && git add n && git commit -qm n && git gc -q && git fsck &&
+		git log --oneline && git count-objects -v | grep -v size && rm .git/index"
+fi
+same "sqlite3" sqlite3 db "create table t(a, b); with recursive c(x) as (select 1 union all
+	select x + 1 from c where x < 5000) insert into t select x, x * x from c;
+	select count(*), sum(b) from t; create index i on t(b); select * from t where b = 49;"
+same "openssl dgst and enc" sh -c "openssl dgst -sha256 '$IN/big' && openssl enc -aes-256-cbc \
+	-pbkdf2 -k pw -S 0011223344556677 -in '$IN/big' -out e && openssl enc -d -aes-256-cbc \
+	-pbkdf2 -k pw -in e | cmp - '$IN/big' && echo roundtrip"
+same "perl IPC::Open3 with IO::Select" perl -e 'use IPC::Open3; use Symbol "gensym"; use IO::Select;
+	my $pid = open3(my $in, my $out, my $err = gensym, "sh", "-c", "while read l; do echo o\$l;
+	echo e\$l >&2; done; exit 6"); print $in "$_\n" for 1..200; close $in;
+	my $s = IO::Select->new($out, $err); my %n; while ($s->count) { for my $h ($s->can_read(30)) {
+	my $r = sysread($h, my $b, 4096); if (!$r) { $s->remove($h); next } $n{$h == $out} += $r } }
+	waitpid($pid, 0); print "$n{1} $n{\"\"} ", $? >> 8, "\n"'
+
 # shells: here-docs, read loops, background jobs, traps, wait, command substitution, coproc
 cat >"$IN/script.bash" <<'EOF'
 x=$(seq 3 | tr '\n' ,)
@@ -197,6 +225,51 @@ if __name__ == "__main__":
 def f(q): q.put("hello")
 if __name__ == "__main__":
     q = mp.Queue(); p = mp.Process(target=f, args=(q,)); p.start(); print(q.get()); p.join(); print(p.exitcode)'
+	same "python3 asyncio: a subprocess, streams on loopback, wait_for" "$PY" -c 'import asyncio
+async def main():
+    p = await asyncio.create_subprocess_exec("sort", "-n", stdin=-1, stdout=-1)
+    o, _ = await p.communicate(b"".join(b"%d\n" % i for i in range(5000, 0, -1)))
+    print(len(o), p.returncode)
+    async def echo(r, w):
+        w.write((await r.readline()).upper()); await w.drain(); w.close()
+    srv = await asyncio.start_server(echo, "127.0.0.1", 0)
+    port = srv.sockets[0].getsockname()[1]
+    for i in range(5):
+        r, w = await asyncio.open_connection("127.0.0.1", port)
+        w.write(b"hi %d\n" % i); print(await r.readline()); w.close()
+    srv.close()
+    try:
+        await asyncio.wait_for(asyncio.sleep(5), 0.1)
+    except asyncio.TimeoutError:
+        print("timeout")
+asyncio.run(main())'
+	same "python3 concurrent.futures ThreadPool and ProcessPool" "$PY" -c 'import concurrent.futures as cf
+def f(x): return x * x
+if __name__ == "__main__":
+    with cf.ThreadPoolExecutor(4) as e: print(sum(e.map(f, range(10000))))
+    with cf.ProcessPoolExecutor(2) as e: print(sum(e.map(f, range(1000), chunksize=50)))'
+	# http.server and a urllib client in two ULPs of one task (one worker): the port in a file
+	H=$T/http
+	rm -rf "$H" && mkdir "$H" && seq 100000 >"$H/data"
+	if (cd "$H" && timeout 120 "$X" -w 1 "$PY" -c 'import http.server, os
+class Q(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Q)
+open("port.tmp", "w").write(str(s.server_address[1])); os.rename("port.tmp", "port")
+for i in range(6): s.handle_request()' : "$PY" -c 'import os, time, urllib.request, hashlib
+while not os.path.exists("port"): time.sleep(0.05)
+u = "http://127.0.0.1:" + open("port").read()
+d = b"".join(urllib.request.urlopen(u + "/data", timeout=60).read() for i in range(5))
+print(len(d), hashlib.md5(d).hexdigest())
+try: urllib.request.urlopen(u + "/nope", timeout=60)
+except urllib.error.HTTPError as e: print("http", e.code)') >"$T/out" 2>&1 &&
+		[ "$(cat "$T/out")" = "$(for i in 1 2 3 4 5; do cat "$H/data"; done |
+			"$PY" -c 'import sys, hashlib; d = sys.stdin.buffer.read(); print(len(d), hashlib.md5(d).hexdigest())'
+			echo "http 404")" ]; then
+		ok "python3 http.server and a urllib client in two ULPs of one task"
+	else
+		no "python3 http.server and a urllib client in two ULPs of one task"
+	fi
 fi
 
 # A "#!" script as the program: its interpreter runs it, as execve does (before 26 Nov: "not an
