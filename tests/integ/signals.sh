@@ -22,17 +22,26 @@ else
 	no "as a process: the signal checks pass"
 fi
 
-for prog in sigs sigs_dyn; do
-	for how in "$X -n 2 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"; do
+# per_ulp PROG ARG CHECKS WHAT HOW...: PROG ARG run by each launcher command line HOW passes, with
+# CHECKS lines ending in ": ok" per ULP (what the same program printed as a process) and no FAIL
+per_ulp() {
+	pu_prog=$1 pu_arg=$2 pu_checks=$3 pu_what=$4
+	shift 4
+	for how in "$@"; do
 		n=$(echo "$how" | sed 's/.*-n \([0-9]*\).*/\1/')
-		name="$prog, $n ULPs ($how): handler, ignore, block+unblock, SA_RESETHAND, sigqueue, sigaltstack, sigwait, SIGSEGV handler, alarm, EINTR, sigsuspend, the masks of pselect/ppoll/epoll_pwait, timer_create, siglongjmp out of SIGALRM"
-		if [ "$checks" -gt 0 ] && expect "$prog $how" 0 $how $P/$prog all &&
-			[ "$(lines ': ok$')" = $((checks * n)) ] && [ "$(lines FAIL)" = 0 ]; then
-			ok "$name"
+		# shellcheck disable=SC2086 # how is words
+		if [ "$pu_checks" -gt 0 ] && expect "$pu_prog $how" 0 $how $P/$pu_prog $pu_arg &&
+			[ "$(lines ': ok$')" = $((pu_checks * n)) ] && [ "$(lines FAIL)" = 0 ]; then
+			ok "$pu_prog, $n ULPs ($how): $pu_what"
 		else
-			no "$name"
+			no "$pu_prog, $n ULPs ($how): $pu_what"
 		fi
 	done
+}
+
+for prog in sigs sigs_dyn; do
+	per_ulp $prog all "$checks" "handler, ignore, block+unblock, SA_RESETHAND, sigqueue, sigaltstack, sigwait, SIGSEGV handler, alarm, EINTR, sigsuspend, the masks of pselect/ppoll/epoll_pwait, timer_create, siglongjmp out of SIGALRM" \
+		"$X -n 2 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"
 done
 
 # signalfd reads the ULP's own signals (script(1) waits for SIGCHLD and SIGTERM on one: as a ULP
@@ -46,16 +55,8 @@ else
 	no "signalfd as a process"
 fi
 for prog in sigfd sigfd_dyn; do
-	for how in "$X -n 1" "$X -n 4 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"; do
-		n=$(echo "$how" | sed 's/.*-n \([0-9]*\).*/\1/')
-		name="$prog, $n ULPs ($how): signalfd reads, polls and epolls its ULP's signals and children's ends, as a process"
-		if [ "$sfd_checks" -gt 0 ] && expect "$prog $how" 0 $how $P/$prog sigfd &&
-			[ "$(lines ': ok$')" = $((sfd_checks * n)) ] && [ "$(lines FAIL)" = 0 ]; then
-			ok "$name"
-		else
-			no "$name"
-		fi
-	done
+	per_ulp $prog sigfd "$sfd_checks" "signalfd reads, polls and epolls its ULP's signals and children's ends, as a process" \
+		"$X -n 1" "$X -n 4 -w 1" "$X -n 4 -w 2" "$S -n 4 -t 2 -w 1"
 done
 for how in "$X -n 8 -w 1" "$X -n 8 -w 2" "$S -n 8 -t 2 -w 1"; do
 	if expect "chld $how" 0 $how $P/sigfd chld 1 &&
