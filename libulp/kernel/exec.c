@@ -21,6 +21,7 @@
  * runs with the ULP's TLS loaded or on a PVAS task's worker: raw system calls only.
  */
 #include "backend.h"
+#include "io.h"
 #include "shebang.h"
 #include "proc.h"
 #include "syscall.h"
@@ -467,11 +468,12 @@ long ulp_proc_exec(struct ulp_cb *cb, long nr, const long a[6])
 		return ULP_EXEC_CHILD;
 	for (i = 0; i < 6; i++)
 		ask.a[i] = a[i];
-	ask.cwdfd = (int)ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)".",
-					  O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
+	/* the ULP's while the host uses it: no other ULP's double close reaches it (fds.c) */
+	ask.cwdfd = (int)ulp_fd_make_own(cb, SYS_openat, AT_FDCWD, (long)".",
+					 O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 	ulp_task_suspend(ask.task, post_ask, &ask);
 	if (ask.cwdfd >= 0)
-		ulp_arch_syscall(SYS_close, ask.cwdfd, 0, 0, 0, 0, 0);
+		ulp_fd_drop(cb, ask.cwdfd);
 	if (ask.result)
 		return ask.result;
 	/* The point of no return, unless the ULP is ending already (exit_group, a fatal

@@ -271,6 +271,23 @@ void ulp_fd_make_end(_Atomic int *making)
 		atomic_fetch_sub(making, 1);
 }
 
+long ulp_fd_make_own(struct ulp_cb *cb, long nr, long a, long b, long c, long d)
+{
+	_Atomic int *making = ulp_fd_make_begin();
+	long r = sys(nr, a, b, c, d, 0, 0);
+
+	if (r >= 0)
+		ulp_fd_own(cb, r);
+	ulp_fd_make_end(making);
+	return r;
+}
+
+void ulp_fd_drop(struct ulp_cb *cb, long fd)
+{
+	sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	ulp_fd_forget(cb, fd);
+}
+
 static long long mono_ns(void)
 {
 	struct timespec ts;

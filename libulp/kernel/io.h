@@ -100,6 +100,11 @@ void ulp_fd_forget(struct ulp_cb *cb, long fd);
  * of makers: the window never leaves its worker, as it never parks). */
 _Atomic int *ulp_fd_make_begin(void);
 void ulp_fd_make_end(_Atomic int *making);
+/* A descriptor the runtime makes for a call of cb's and closes before that call returns (the
+ * pidfds a wait4 parks on, the exec's directory): made as a maker (call nr, one descriptor) and
+ * recorded as cb's, so that no other ULP's double close reaches it; drop: closed and forgotten. */
+long ulp_fd_make_own(struct ulp_cb *cb, long nr, long a, long b, long c, long d);
+void ulp_fd_drop(struct ulp_cb *cb, long fd);
 /* The calling task's makers inside their window, all workers (struct ulp_io_worker). */
 int ulp_io_fd_makers(void);
 /* Before a close of (or a dup2 onto) fd, which no ULP had recorded: no maker is inside its window

@@ -115,7 +115,7 @@ static long wait_kids(struct ulp_cb *cb)
 	long r;
 
 	for (i = 0; i < cb->nkids; i++) {
-		long fd = raw(SYS_pidfd_open, cb->kids[i], 0, 0, 0, 0, 0);
+		long fd = ulp_fd_make_own(cb, SYS_pidfd_open, cb->kids[i], 0, 0, 0);
 
 		if (fd >= 0) {
 			fds[n] = (int)fd;
@@ -133,7 +133,7 @@ static long wait_kids(struct ulp_cb *cb)
 		r = 0;
 	}
 	for (i = 0; i < n; i++)
-		raw(SYS_close, pfd[i].fd, 0, 0, 0, 0, 0);
+		ulp_fd_drop(cb, pfd[i].fd);
 	return r;
 }
 
@@ -528,7 +528,7 @@ long ulp_sys_fork(struct ulp_cb *cb, struct ulp_sys *s)
  */
 static void wait_program(struct ulp_cb *cb, long pid)
 {
-	long fd = raw(SYS_pidfd_open, pid, 0, 0, 0, 0, 0);
+	long fd = ulp_fd_make_own(cb, SYS_pidfd_open, pid, 0, 0, 0);
 	struct {
 		int fd;
 		short events, revents;
@@ -545,7 +545,7 @@ static void wait_program(struct ulp_cb *cb, long pid)
 		while ((sig = ulp_sig_take(cb, want, &si)) > 0)
 			raw(SYS_kill, pid, sig, 0, 0, 0, 0);
 	}
-	raw(SYS_close, fd, 0, 0, 0, 0, 0);
+	ulp_fd_drop(cb, fd);
 }
 
 /*
@@ -558,8 +558,14 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	int p[2], st = 0, err = 0;
 	long pid, r;
+	_Atomic int *making = ulp_fd_make_begin(); /* the ULP's, while the runtime uses them */
 
 	r = raw(SYS_pipe2, (long)p, 02000000 /* O_CLOEXEC */, 0, 0, 0, 0);
+	if (r == 0) {
+		ulp_fd_own(cb, p[0]);
+		ulp_fd_own(cb, p[1]);
+	}
+	ulp_fd_make_end(making);
 	if (r < 0)
 		return r;
 	pid = raw(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
@@ -573,15 +579,15 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 		raw(SYS_write, p[1], (long)&err, sizeof(err), 0, 0, 0);
 		raw(SYS_exit_group, 127, 0, 0, 0, 0, 0);
 	}
-	raw(SYS_close, p[1], 0, 0, 0, 0, 0);
+	ulp_fd_drop(cb, p[1]);
 	if (pid < 0) {
-		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
+		ulp_fd_drop(cb, p[0]);
 		return pid;
 	}
 	do
 		r = raw(SYS_read, p[0], (long)&err, sizeof(err), 0, 0, 0);
 	while (r == -EINTR);
-	raw(SYS_close, p[0], 0, 0, 0, 0, 0);
+	ulp_fd_drop(cb, p[0]);
 	if (r == sizeof(err)) { /* the exec failed: the ULP goes on, as after a failed execve */
 		do
 			r = raw(SYS_wait4, pid, (long)&st, 0, 0, 0, 0);

@@ -13,6 +13,9 @@
  *                     (NS_GET_USERNS: the runtime does not trap ioctl, so no ULP owns it) and
  *                     close it: 0, then EBADF. Not with double closes in other ULPs: no record
  *                     guards an ioctl's descriptor from them (docs/syscalls.md).
+ *   dblclose spawn N  N rounds of posix_spawn of /bin/true and waitpid for it (the runtime
+ *                     parks the wait on a pidfd of the child, its own descriptor for the
+ *                     while): each must end with status 0; prints the count of those that did.
  *   dblclose fifo N F A r|w   N rounds in lock-step of two ULPs, by blocking FIFO opens (the
  *                     runtime runs them on its ring, whose descriptor is made in the kernel's
  *                     io-wq thread): r opens F for reading and reads one byte to EOF, then
@@ -23,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +34,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct counts {
@@ -113,7 +118,7 @@ static long fifo_end(const char *path, int wr, struct counts *c)
 	struct stat st;
 	char b[64];
 	long got = 0, r;
-	int fd = open(path, wr ? O_WRONLY : O_RDONLY);
+	int fd = open(path, (wr ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st)) {
 		c->bad++;
@@ -141,6 +146,21 @@ static int fifo_main(long n, const char *f, const char *a, int w)
 	return 0;
 }
 
+static int spawn_main(long n)
+{
+	char *argv[] = {"/bin/true", NULL};
+	long i, good = 0;
+	pid_t pid;
+	int st;
+
+	for (i = 0; i < n; i++)
+		if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) == 0 &&
+		    waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			good++;
+	printf("dblclose spawn: %ld of %ld ended with 0\n", good, n);
+	return 0;
+}
+
 static int nobodys_main(int argc, char **argv)
 {
 	int ns, fd;
@@ -163,6 +183,8 @@ int main(int argc, char **argv)
 
 	if (argc == 6 && !strcmp(argv[1], "fifo"))
 		return fifo_main(atol(argv[2]), argv[3], argv[4], argv[5][0] == 'w');
+	if (argc == 3 && !strcmp(argv[1], "spawn"))
+		return spawn_main(atol(argv[2]));
 	if (argc > 1 && !strcmp(argv[1], "nobodys"))
 		return nobodys_main(argc, argv);
 	for (i = 0; i < n; i++)
