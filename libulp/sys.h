@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "arch.h"
 
@@ -43,6 +44,15 @@ static inline long ulp_raw_reserve(uintptr_t lo, size_t len)
 {
 	return ulp_arch_syscall(SYS_mmap, (long)lo, (long)len, PROT_NONE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
+/* Clock clk now, in nanoseconds. */
+static inline long long ulp_raw_clock_ns(int clk)
+{
+	struct timespec ts;
+
+	ulp_arch_syscall(SYS_clock_gettime, clk, (long)&ts, 0, 0, 0, 0);
+	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static inline void ulp_raw_futex_wait(uint32_t *addr, uint32_t val)

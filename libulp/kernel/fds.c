@@ -288,14 +288,6 @@ void ulp_fd_drop(struct ulp_cb *cb, long fd)
 	ulp_fd_forget(cb, fd);
 }
 
-static long long mono_ns(void)
-{
-	struct timespec ts;
-
-	sys(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
-	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* A ring's FIFO open installs its descriptor in io-wq a moment before its completion shows, and
  * is recorded when a worker reaps that (io_ring.c). While fd is open and a FIFO that such an
  * open in flight is opening, reap and look again: then it is recorded, or, past the bound, it
@@ -308,8 +300,8 @@ static void ring_open_wait(long fd)
 
 	while (!ulp_fd_owner(fd) && ulp_io_open_pending(fd)) {
 		if (!until)
-			until = mono_ns() + RING_OPEN_WAIT_NS;
-		else if (mono_ns() > until)
+			until = ulp_raw_clock_ns(CLOCK_MONOTONIC) + RING_OPEN_WAIT_NS;
+		else if (ulp_raw_clock_ns(CLOCK_MONOTONIC) > until)
 			return;
 		ulp_io_poll(ulp_worker_self());
 		sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);

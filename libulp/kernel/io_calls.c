@@ -80,14 +80,6 @@ static long poll0(int fd, short ev)
 	return r > 0 ? p.revents : r;
 }
 
-static long long now_ns(int clk)
-{
-	struct timespec ts;
-
-	sys(SYS_clock_gettime, clk, (long)&ts, 0, 0, 0, 0);
-	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Deadline on CLOCK_MONOTONIC, as IORING_TIMEOUT_ABS reads it. */
 static void wait_deadline(struct ulp_io_wait *wt, long long deadline)
 {
@@ -347,7 +339,7 @@ static long long sock_deadline(int fd, unsigned ev, uint32_t *word)
 
 	if (t == -ENOTSOCK && word)
 		ulp_fd_note(fd, word, ULP_FD_NOT_SOCK);
-	return t > 0 ? now_ns(CLOCK_MONOTONIC) + t : 0;
+	return t > 0 ? ulp_raw_clock_ns(CLOCK_MONOTONIC) + t : 0;
 }
 
 /*
@@ -748,7 +740,7 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 	for (i = 0; i < n; i++)
 		ops[i] = (struct ulp_io_op){.kind = ULP_IO_POLL, .fd = fds[i], .events = events};
 	ulp_io_wait_init(ulp_io_self(), &wt, cb, intr);
-	wait_deadline(&wt, now_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000LL);
+	wait_deadline(&wt, ulp_raw_clock_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000LL);
 	ulp_io_park(ulp_io_self(), &wt, ops, n);
 	if (wt.interrupted == 1)
 		return -EINTR;
@@ -794,7 +786,7 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 	struct pollfd *fds = (struct pollfd *)a[0];
 	unsigned long nfds = (unsigned long)a[1], i;
 	struct timespec zero = {0, 0}, *tsp = nr == SYS_ppoll ? (struct timespec *)a[2] : NULL;
-	long long deadline = 0, start = now_ns(CLOCK_MONOTONIC);
+	long long deadline = 0, start = ulp_raw_clock_ns(CLOCK_MONOTONIC);
 	long r;
 	int n;
 
@@ -807,7 +799,7 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 	for (;;) {
 		r = nr == SYS_ppoll ? sys_nowait(SYS_ppoll, a[0], a[1], (long)&zero, a[3], a[4], 0)
 				    : sys_nowait(SYS_poll, a[0], a[1], 0, 0, 0, 0);
-		if (r != 0 || (deadline && deadline <= now_ns(CLOCK_MONOTONIC)))
+		if (r != 0 || (deadline && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)))
 			break;
 		{
 			struct ulp_io_op ops[nfds ? nfds : 1];
@@ -827,7 +819,7 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 		}
 	}
 	if (tsp) /* ppoll leaves the time not slept, as the kernel's */
-		ns_ts(deadline - now_ns(CLOCK_MONOTONIC), tsp);
+		ns_ts(deadline - ulp_raw_clock_ns(CLOCK_MONOTONIC), tsp);
 	return r;
 }
 
@@ -842,7 +834,7 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 	struct timespec *tsp = nr == SYS_pselect6 ? (struct timespec *)a[4] : NULL;
 	struct timespec zero_ts = {0, 0};
 	struct timeval zero_tv = {0, 0};
-	long long deadline = 0, start = now_ns(CLOCK_MONOTONIC);
+	long long deadline = 0, start = ulp_raw_clock_ns(CLOCK_MONOTONIC);
 	long r;
 
 	if (nfds < 0)
@@ -871,7 +863,7 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 				? sys_nowait(SYS_select, a[0], a[1], a[2], a[3], (long)&zero_tv, 0)
 				: sys_nowait(SYS_pselect6, a[0], a[1], a[2], a[3], (long)&zero_ts,
 					     a[5]);
-			if (r != 0 || (deadline && deadline <= now_ns(CLOCK_MONOTONIC)))
+			if (r != 0 || (deadline && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)))
 				break;
 			n = 0;
 			for (i = 0; i < 3; i++) {
@@ -899,12 +891,12 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 	if (tv) {
 		struct timespec left;
 
-		ns_ts(deadline - now_ns(CLOCK_MONOTONIC), &left);
+		ns_ts(deadline - ulp_raw_clock_ns(CLOCK_MONOTONIC), &left);
 		tv->tv_sec = left.tv_sec;
 		tv->tv_usec = left.tv_nsec / 1000;
 	}
 	if (tsp)
-		ns_ts(deadline - now_ns(CLOCK_MONOTONIC), tsp);
+		ns_ts(deadline - ulp_raw_clock_ns(CLOCK_MONOTONIC), tsp);
 	return r;
 }
 
@@ -917,10 +909,11 @@ static long do_epoll(struct ulp_cb *cb, long nr, long *a)
 	if (!ulp_io_self())
 		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (a[3] > 0)
-		deadline = now_ns(CLOCK_MONOTONIC) + a[3] * 1000000ll;
+		deadline = ulp_raw_clock_ns(CLOCK_MONOTONIC) + a[3] * 1000000ll;
 	for (;;) {
 		r = sys_nowait(nr, a[0], a[1], a[2], 0, a[4], a[5]);
-		if (r != 0 || a[3] == 0 || (deadline && deadline <= now_ns(CLOCK_MONOTONIC)))
+		if (r != 0 || a[3] == 0 ||
+		    (deadline && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)))
 			return r;
 		r = park_many(cb, &op, 1, deadline);
 		if (r < 0)
@@ -949,7 +942,7 @@ static long do_recvmmsg(struct ulp_cb *cb, long *a)
 	if (tmo) {
 		if (!ts_valid(tmo))
 			return -EINVAL;
-		deadline = now_ns(CLOCK_MONOTONIC) + ts_ns(tmo);
+		deadline = ulp_raw_clock_ns(CLOCK_MONOTONIC) + ts_ns(tmo);
 	}
 	while (done < vlen) {
 		long m[6] = {a[0], (long)(v + done), vlen - done, flags & ~(long)MSG_WAITFORONE};
@@ -961,7 +954,8 @@ static long do_recvmmsg(struct ulp_cb *cb, long *a)
 			return r;
 		}
 		done += (unsigned)r;
-		if ((flags & MSG_WAITFORONE) || (deadline && now_ns(CLOCK_MONOTONIC) >= deadline))
+		if ((flags & MSG_WAITFORONE) ||
+		    (deadline && ulp_raw_clock_ns(CLOCK_MONOTONIC) >= deadline))
 			break;
 	}
 	return done; /* the SCM_RIGHTS descriptors are recorded: recv_rights */
@@ -993,7 +987,7 @@ static long do_sleep(struct ulp_cb *cb, int clk, int flags, const struct timespe
 	}
 	if (!io)
 		return sys(SYS_clock_nanosleep, clk, flags, (long)req, (long)rem, 0, 0);
-	deadline = flags & TIMER_ABSTIME ? ts_ns(req) : now_ns(clk) + ts_ns(req);
+	deadline = flags & TIMER_ABSTIME ? ts_ns(req) : ulp_raw_clock_ns(clk) + ts_ns(req);
 	ulp_io_wait_init(io, &wt, cb, 1);
 	wt.ts.tv_sec = deadline / 1000000000;
 	wt.ts.tv_nsec = deadline % 1000000000;
@@ -1003,7 +997,7 @@ static long do_sleep(struct ulp_cb *cb, int clk, int flags, const struct timespe
 	if (!wt.interrupted)
 		return 0;
 	if (rem && !(flags & TIMER_ABSTIME))
-		ns_ts(deadline - now_ns(clk), rem);
+		ns_ts(deadline - ulp_raw_clock_ns(clk), rem);
 	return -EINTR;
 }
 

@@ -283,14 +283,6 @@ long ulp_sys_rt_sigsuspend(struct ulp_cb *cb, struct ulp_sys *s)
 	return -EINTR;
 }
 
-static long long mono_ns(void)
-{
-	struct timespec ts;
-
-	sys(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
-	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* sigtimedwait/sigwaitinfo/sigwait: take a pending signal of the set. */
 long ulp_sys_rt_sigtimedwait(struct ulp_cb *cb, struct ulp_sys *s)
 {
@@ -306,7 +298,8 @@ long ulp_sys_rt_sigtimedwait(struct ulp_cb *cb, struct ulp_sys *s)
 	if (to) {
 		if (to->tv_nsec < 0 || to->tv_nsec >= 1000000000 || to->tv_sec < 0)
 			return -EINVAL;
-		deadline = mono_ns() + to->tv_sec * 1000000000ll + to->tv_nsec;
+		deadline =
+		    ulp_raw_clock_ns(CLOCK_MONOTONIC) + to->tv_sec * 1000000000ll + to->tv_nsec;
 	}
 	for (;;) {
 		sig = ulp_sig_take(cb, want, &si);
@@ -319,7 +312,7 @@ long ulp_sys_rt_sigtimedwait(struct ulp_cb *cb, struct ulp_sys *s)
 		 */
 		if (ulp_sig_pending(cb) & ~*ulp_sig_mask(cb) & ~want)
 			return -EINTR;
-		if ((to && deadline <= mono_ns()) || !ulp_io_self())
+		if ((to && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)) || !ulp_io_self())
 			return -EAGAIN;
 		ulp_sig_set_waitset(cb, want);
 		sig = ulp_sig_park(cb, deadline);
