@@ -176,20 +176,37 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 	}
 }
 
+/* Whether fd is recorded as another ULP's than me. */
+static int others(_Atomic int32_t *own, long fd, int32_t me)
+{
+	int32_t o = atomic_load_explicit(&own[fd], memory_order_relaxed) & FD_OWNER;
+
+	return o && o != me;
+}
+
+/* Each run of other ULPs' numbers goes in one close_range: a task of many ranks holds thousands,
+ * and each fork child closes them all. Numbers nobody recorded (the launcher's, the runtime's)
+ * stay, so a run ends at the first one. Kernels before 5.9 have no close_range: one close each. */
 void ulp_fd_close_others(const struct ulp_cb *cb)
 {
 	struct ulp_fd_table *t;
 	_Atomic int32_t *own = owners(&t, 0);
-	int32_t me = cb->pvid + 1, o;
-	long fd, top;
+	int32_t me = cb->pvid + 1;
+	long fd, end, top;
 
 	if (!own)
 		return;
 	top = atomic_load(&t->hi);
-	for (fd = 3; fd < top; fd++) {
-		o = atomic_load_explicit(&own[fd], memory_order_relaxed) & FD_OWNER;
-		if (o && o != me)
-			sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	for (fd = 3; fd < top; fd = end + 1) {
+		if (!others(own, fd, me)) {
+			end = fd;
+			continue;
+		}
+		for (end = fd; end + 1 < top && others(own, end + 1, me); end++)
+			;
+		if (sys(SYS_close_range, fd, end, 0, 0, 0, 0) == -ENOSYS)
+			for (long f = fd; f <= end; f++)
+				sys(SYS_close, f, 0, 0, 0, 0, 0);
 	}
 }
 
