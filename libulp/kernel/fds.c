@@ -120,7 +120,6 @@ void ulp_fd_own_pvid(int pvid, long fd)
 {
 	struct ulp_fd_table *t;
 	_Atomic int32_t *own;
-	int hi;
 
 	if (fd < 3 || fd >= FD_LIMIT || ulp_sys_in_child())
 		return;
@@ -128,9 +127,7 @@ void ulp_fd_own_pvid(int pvid, long fd)
 	if (!own || pvid + 1 > FD_OWNER)
 		return;
 	set_word(&own[fd], pvid + 1);
-	hi = atomic_load(&t->hi);
-	while (hi <= fd && !atomic_compare_exchange_weak(&t->hi, &hi, (int)fd + 1))
-		;
+	ulp_atomic_max(&t->hi, (int)fd + 1);
 }
 
 void ulp_fd_own(struct ulp_cb *cb, long fd)

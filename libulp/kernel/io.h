@@ -9,12 +9,21 @@
 #ifndef ULP_KERNEL_IO_H
 #define ULP_KERNEL_IO_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "proc.h"
 #include "sys.h"
 
 struct ulp_io;
+
+/* *v = max(*v, x), atomically (high-water marks: fds.c's table, sigfd.c's slots). */
+static inline void ulp_atomic_max(_Atomic int *v, int x)
+{
+	for (int o = atomic_load(v); o < x;)
+		if (atomic_compare_exchange_weak(v, &o, x))
+			break;
+}
 
 /* Per-worker state of the ring and the preemption tick (struct ulp_io's ws[worker id]). */
 struct ulp_io_worker {

@@ -102,10 +102,7 @@ static struct sigfd *take_slot(int tgid)
 			z = p1;
 			if (!atomic_compare_exchange_strong(&f->pvid1, &z, -1))
 				continue;
-			z = i + 1;
-			for (int u = atomic_load(&used); u < z;)
-				if (atomic_compare_exchange_weak(&used, &u, z))
-					break;
+			ulp_atomic_max(&used, i + 1);
 			return f;
 		}
 	}
