@@ -436,6 +436,7 @@ static void vfork_child(void)
 	join_group(ulp_current_cb(), 0, forked); /* forked: a fork child's own posix_spawn */
 	if (!forked) {
 		ulp_sys_sched_child(ulp_current_cb());
+		ulp_rlimit_child(ulp_current_cb(), 0);
 		ulp_fd_close_others(ulp_current_cb());
 	}
 	ulp_std_vfork_child();
@@ -488,6 +489,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			join_group(cb, 0, of_child);
 			if (!of_child) { /* in a fork child, these are the kernel's already */
 				ulp_sys_sched_child(cb);
+				ulp_rlimit_child(cb, 1);
 				ulp_fd_close_others(cb);
 			}
 			child_std(cb);
@@ -548,6 +550,19 @@ static void wait_program(struct ulp_cb *cb, long pid)
 	ulp_fd_drop(cb, fd);
 }
 
+/* The kernel's execve in a child process of the ULP, with the limits kept for it (sys_rlimit.c);
+ * they go back when it failed. */
+static long child_execve(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	struct ulp_rlimit_saved sv;
+	long r;
+
+	ulp_rlimit_exec(cb, forked, &sv);
+	r = raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
+	ulp_rlimit_exec_failed(&sv);
+	return r;
+}
+
 /*
  * execve of a program that cannot replace the ULP in place (exec.c says which): it runs as a child
  * process (fork, then the kernel's execve), and the ULP ends with its status once it has ended. A
@@ -571,10 +586,11 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	pid = raw(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
 	if (pid == 0) {
 		forked = 1;
+		ulp_rlimit_child(cb, 1);
 		ulp_fd_close_others(cb);
 		child_std(cb);
 		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
-		r = raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
+		r = child_execve(cb, s);
 		err = (int)-r;
 		raw(SYS_write, p[1], (long)&err, sizeof(err), 0, 0, 0);
 		raw(SYS_exit_group, 127, 0, 0, 0, 0, 0);
@@ -645,7 +661,8 @@ static long child_thread(struct ulp_sys *s)
 
 /*
  * In a fork or CLONE_VM child the ULP is a process of its own: its calls are the kernel's, except
- * brk (its heap is in the partition), getppid (the ULP's pid), the signals the runtime owns (the
+ * brk (its heap is in the partition), getppid (the ULP's pid), RLIMIT_AS and RLIMIT_DATA until
+ * its execve (sys_rlimit.c), the signals the runtime owns (the
  * trap stays installed: SIGSYS must stay ours, and not be blocked), fork itself (the grandchild
  * resumes through the trap frame too), and clone of a thread (a kernel thread, started on its own
  * stack: child_thread).
@@ -668,6 +685,13 @@ long ulp_sys_child(struct ulp_cb *cb, struct ulp_sys *s)
 		return -ENOSYS; /* glibc falls back to clone */
 	case SYS_getppid:
 		return ulp_sys_getppid(cb, s); /* the ULP, while it is its parent */
+	case SYS_getrlimit:
+	case SYS_setrlimit:
+	case SYS_prlimit64:
+		return ulp_rlimit_child_call(cb, s, forked);
+	case SYS_execve:
+	case SYS_execveat:
+		return child_execve(cb, s);
 	default:
 		if (s->nr == ULP_ARCH_SYS_FORK || s->nr == ULP_ARCH_SYS_VFORK)
 			return ulp_sys_fork(cb, s);

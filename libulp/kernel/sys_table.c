@@ -52,6 +52,10 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_setpriority] = ulp_sys_priority,
     [SYS_ioprio_get] = ulp_sys_priority,
     [SYS_ioprio_set] = ulp_sys_priority,
+    /* resource limits: sys_rlimit.c */
+    [SYS_getrlimit] = ulp_sys_rlimit,
+    [SYS_setrlimit] = ulp_sys_rlimit,
+    [SYS_prlimit64] = ulp_sys_rlimit,
     [SYS_sched_setscheduler] = ulp_sys_sched_policy,
     [SYS_sched_getscheduler] = ulp_sys_sched_policy,
     [SYS_sched_setparam] = ulp_sys_sched_policy,

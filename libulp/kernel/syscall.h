@@ -155,6 +155,21 @@ ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_
 /* In a new fork child of cb (sys_fork.c): the affinity cb set, its nice value, scheduling policy
  * and I/O priority (its placeholder's) become the child's, the kernel's (sys_thread.c). */
 void ulp_sys_sched_child(struct ulp_cb *cb);
+/* resource limits (sys_rlimit.c): ulp_sys_rlimit serves getrlimit, setrlimit and prlimit64 of
+ * the ULP (its placeholder's limits); in its child processes (sys_fork.c), in a new fork child
+ * ulp_rlimit_child makes them the child's (RLIMIT_AS and RLIMIT_DATA kept for its execve),
+ * ulp_rlimit_child_call answers those calls (forked: a fork child, not a CLONE_VM one), and
+ * ulp_rlimit_exec sets the kept ones before the kernel's execve, which gives them back when the
+ * exec failed (ulp_rlimit_exec_failed). */
+struct ulp_rlimit_saved {
+	uint64_t old[2][2]; /* RLIMIT_AS, RLIMIT_DATA before: soft, hard */
+	int set[2];
+};
+ulp_sys_handler ulp_sys_rlimit;
+void ulp_rlimit_child(struct ulp_cb *cb, int forked);
+long ulp_rlimit_child_call(struct ulp_cb *cb, struct ulp_sys *s, int forked);
+void ulp_rlimit_exec(struct ulp_cb *cb, int forked, struct ulp_rlimit_saved *sv);
+void ulp_rlimit_exec_failed(const struct ulp_rlimit_saved *sv);
 /* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
  * on its task's io_uring */
 ulp_sys_handler ulp_sys_close, ulp_sys_close_range, ulp_sys_dup2, ulp_sys_io_block;

@@ -336,6 +336,31 @@ if command -v ionice >/dev/null 2>&1; then
 	fi
 fi
 
+# Resource limits are the ULP's own (its placeholder's) and its children's: before 27 Nov they
+# were its task's, so `ulimit -v` made the ULP's next exec crash (the task's address space holds
+# the PVAS reservation), and another ULP of the task too; `prlimit --pid $$` was not seen.
+# (The ULP itself is not held to RLIMIT_AS: docs/syscalls.md, "Resource limits".)
+same "ulimit -v: perl over the limit in a subshell, then perl in place" bash -c 'ulimit -v 300000
+	ulimit -v; (perl -e "print 1; my \$x = q(a) x 400000000; print length \$x"; echo " $?")
+	exec perl -e "print qq(in place\n)"'
+same "ulimit -f, -n, -c: a child's, system's" bash -c 'ulimit -f 1; ulimit -n 40; ulimit -c 0
+	perl -e "system(q(head -c 5000 /dev/zero >big)); print \$? & 127, qq(\n)"; wc -c <big
+	sh -c "ulimit -n; ulimit -c"; perl -e "system(q(ulimit -n))"'
+same "prlimit --pid \$\$, /proc/\$\$/limits, ulimit -n" sh -c 'prlimit --pid $$ --nofile=40:50
+	ulimit -n; ulimit -Hn; grep files /proc/$$/limits; ulimit -n 30; prlimit -n --pid $$ -o SOFT,HARD'
+if command -v perl >/dev/null 2>&1; then
+	rm -f "$T/lim.set"
+	if timeout 60 "$X" -w 1 bash -c "ulimit -v 300000 -n 20; : >'$T/lim.set'; sleep 0.5
+		echo r0 \$(ulimit -v) \$(ulimit -n)" : bash -c "until [ -e '$T/lim.set' ]; do sleep 0.05
+		done; echo r1 \$(ulimit -v) \$(ulimit -n); seq 100000 | sort -n | tail -1
+		exec perl -e 'print qq(perl\n)'" >"$T/out" 2>&1 && [ "$(sort "$T/out")" = \
+		"$(printf '%s\n' 100000 perl "r0 300000 20" "r1 $(ulimit -v) $(ulimit -n)" | sort)" ]; then
+		ok "ulimit -v and -n in one ULP: not another ULP's of its task"
+	else
+		no "ulimit -v and -n in one ULP: not another ULP's of its task"
+	fi
+fi
+
 # Input fed slowly: through a pipe and a FIFO, to a ULP that reads lines as they come.
 (for i in 1 2 3 4 5; do echo "$i"; sleep 0.1; done) | timeout 60 "$X" perl -ne 'print "got $_"' >"$T/out" 2>&1
 if [ "$(cat "$T/out")" = "$(printf 'got %s\n' 1 2 3 4 5)" ]; then

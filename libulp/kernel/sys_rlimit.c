@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Resource limits of a ULP: getrlimit, setrlimit, prlimit64.
+ *
+ * The kernel keeps limits per process, and the ULPs of a PVAS task are threads of one: until 27
+ * Nov a ULP's setrlimit was its task's, so `ulimit -n 10` in one ULP was every ULP's, and
+ * `ulimit -v` in one made every later mmap of the task fail (its address space holds the whole
+ * PVAS reservation, far above any such limit): the other ULPs of the task crashed.
+ *
+ * A ULP's limits are its placeholder's (ident.c), a process the kernel keeps them for, checks
+ * (a hard limit raised without CAP_SYS_RESOURCE: EPERM) and shows to others (`prlimit --pid`,
+ * /proc/PID/limits). Its child processes start with them (ulp_rlimit_child), and there the
+ * kernel enforces them all; RLIMIT_AS and RLIMIT_DATA from the child's execve on, because until
+ * then the child is a copy of its task's address space, reservation included (ulp_rlimit_exec).
+ * The ULP itself runs in its task, whose limits stay its launcher's, but for RLIMIT_NOFILE: the
+ * ULPs share the task's descriptor table, which is raised to the highest soft limit one of them
+ * asks for (a program that raises its own to open many files gets them), never lowered.
+ */
+#include "proc.h"
+#include "sys.h"
+#include "syscall.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+
+struct rlim {
+	uint64_t cur, max;
+};
+
+/* The limits a fork child of a ULP defers to its execve, and their count. */
+#define DEFERRED 2
+static const int deferred_res[DEFERRED] = {RLIMIT_AS, RLIMIT_DATA};
+
+/* In a fork child (memory of its own): its deferred limits as it sees them, set at the fork
+ * from its ULP's and by its own setrlimit calls. Never written by a CLONE_VM child, whose
+ * memory is its parent's. */
+static struct rlim later[DEFERRED];
+
+static long prl(long pid, long res, const struct rlim *set, struct rlim *old)
+{
+	return ulp_arch_syscall(SYS_prlimit64, pid, res, (long)set, (long)old, 0, 0);
+}
+
+/* Index of res in deferred_res, or -1. */
+static int deferred(long res)
+{
+	int i;
+
+	for (i = 0; i < DEFERRED; i++)
+		if (deferred_res[i] == res)
+			return i;
+	return -1;
+}
+
+/* The call's target pid, resource, new (set) and old limits (getrlimit, setrlimit, prlimit64). */
+static void args(const struct ulp_sys *s, long *pid, long *res, const struct rlim **set,
+		 struct rlim **old)
+{
+	const long *a = s->a;
+
+	*pid = 0;
+	*set = NULL;
+	*old = NULL;
+	if (s->nr == SYS_prlimit64) {
+		*pid = (int)a[0];
+		*res = a[1];
+		*set = (const struct rlim *)a[2];
+		*old = (struct rlim *)a[3];
+	} else {
+		*res = a[0];
+		if (s->nr == SYS_setrlimit)
+			*set = (const struct rlim *)a[1];
+		else
+			*old = (struct rlim *)a[1];
+	}
+}
+
+static long native(const struct ulp_sys *s)
+{
+	const long *a = s->a;
+
+	return ulp_arch_syscall(s->nr, a[0], a[1], a[2], a[3], 0, 0);
+}
+
+/* The task's descriptor table can hold what a ULP's new soft limit allows: its own soft limit
+ * raised (its hard one too if need be, which takes CAP_SYS_RESOURCE: else up to it). */
+static void task_nofile(uint64_t want)
+{
+	struct rlim t;
+
+	if (prl(0, RLIMIT_NOFILE, NULL, &t) < 0 || t.cur >= want)
+		return;
+	t.cur = want;
+	if (t.max < want) {
+		t.max = want;
+		if (prl(0, RLIMIT_NOFILE, &t, NULL) == 0)
+			return;
+		prl(0, RLIMIT_NOFILE, NULL, &t);
+		t.cur = t.max;
+	}
+	prl(0, RLIMIT_NOFILE, &t, NULL);
+}
+
+/* The ULP itself (pid 0 or its own): its placeholder's limits; another pid's: the kernel's
+ * (another ULP's pid is that ULP's placeholder, so its limits too). */
+long ulp_sys_rlimit(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	const struct rlim *set;
+	struct rlim *old, n;
+	long pid, res, r;
+
+	args(s, &pid, &res, &set, &old);
+	if (ulp_sys_in_child() || cb->pid <= 0 || (pid != 0 && pid != cb->pid))
+		return native(s);
+	/* read once: the ULP may change it meanwhile, the kernel reads it once too */
+	if (set && !ulp_sys_range_ok(cb, (uintptr_t)set, sizeof(*set)))
+		return -EFAULT;
+	if (set)
+		n = *set;
+	r = prl(cb->pid, res, set ? &n : NULL, old);
+	if (r == 0 && set && res == RLIMIT_NOFILE)
+		task_nofile(n.cur);
+	return r;
+}
+
+/* The calling process may raise a hard limit (CAP_SYS_RESOURCE in its effective set). */
+static int may_raise(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {{0, 0, 0}, {0, 0, 0}};
+
+	if (ulp_arch_syscall(SYS_capget, (long)&h, (long)d, 0, 0, 0, 0) < 0)
+		return 0;
+	return (d[CAP_SYS_RESOURCE / 32].effective >> (CAP_SYS_RESOURCE % 32)) & 1;
+}
+
+long ulp_rlimit_child_call(struct ulp_cb *cb, struct ulp_sys *s, int forked)
+{
+	const struct rlim *set;
+	struct rlim *old, n;
+	long pid, res;
+	int i;
+
+	args(s, &pid, &res, &set, &old);
+	i = deferred(res);
+	if (!forked || i < 0 || (pid != 0 && pid != ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0)))
+		return native(s);
+	/* Its own RLIMIT_AS or RLIMIT_DATA, kept until its execve, checked as the kernel does. */
+	if ((set && !ulp_sys_range_ok(cb, (uintptr_t)set, sizeof(*set))) ||
+	    (old && !ulp_sys_range_ok(cb, (uintptr_t)old, sizeof(*old))))
+		return -EFAULT;
+	if (set) {
+		n = *set;
+		if (n.cur > n.max)
+			return -EINVAL;
+		if (n.max > later[i].max && !may_raise())
+			return -EPERM;
+	}
+	if (old)
+		*old = later[i];
+	if (set)
+		later[i] = n;
+	return 0;
+}
+
+void ulp_rlimit_child(struct ulp_cb *cb, int forked)
+{
+	struct rlim want, mine;
+	long res;
+	int i;
+
+	if (cb->pid <= 0)
+		return;
+	for (res = 0; res < RLIM_NLIMITS; res++) {
+		if (prl(cb->pid, res, NULL, &want) < 0)
+			continue;
+		i = deferred(res);
+		if (i >= 0) {
+			if (forked)
+				later[i] = want;
+			continue;
+		}
+		if (prl(0, res, NULL, &mine) == 0 && (mine.cur != want.cur || mine.max != want.max))
+			prl(0, res, &want, NULL);
+	}
+}
+
+void ulp_rlimit_exec(struct ulp_cb *cb, int forked, struct ulp_rlimit_saved *sv)
+{
+	struct rlim want, parent;
+	long pp = ulp_arch_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0);
+	int i;
+
+	for (i = 0; i < DEFERRED; i++) {
+		sv->set[i] = 0;
+		if (prl(0, deferred_res[i], NULL, (struct rlim *)sv->old[i]) < 0)
+			continue;
+		if (forked) {
+			want = later[i];
+		} else {
+			/* A CLONE_VM child (posix_spawn's): its ULP's, unless it set its own
+			 * (then no longer what its parent's was) */
+			if (cb->pid <= 0 || prl(cb->pid, deferred_res[i], NULL, &want) < 0 ||
+			    prl(pp, deferred_res[i], NULL, &parent) < 0 ||
+			    parent.cur != sv->old[i][0] || parent.max != sv->old[i][1])
+				continue;
+		}
+		if ((want.cur != sv->old[i][0] || want.max != sv->old[i][1]) &&
+		    prl(0, deferred_res[i], &want, NULL) == 0)
+			sv->set[i] = 1;
+	}
+}
+
+void ulp_rlimit_exec_failed(const struct ulp_rlimit_saved *sv)
+{
+	int i;
+
+	for (i = 0; i < DEFERRED; i++)
+		if (sv->set[i])
+			prl(0, deferred_res[i], (const struct rlim *)sv->old[i], NULL);
+}
