@@ -52,6 +52,9 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_setpriority] = ulp_sys_priority,
     [SYS_ioprio_get] = ulp_sys_priority,
     [SYS_ioprio_set] = ulp_sys_priority,
+    /* fcntl: record locks (sys_lock.c), F_DUPFD (fds.c, below); trapped for those only
+     * (ulp_sys_arg_traps) */
+    [SYS_fcntl] = ulp_sys_fcntl,
     /* resource limits: sys_rlimit.c */
     [SYS_getrlimit] = ulp_sys_rlimit,
     [SYS_setrlimit] = ulp_sys_rlimit,
@@ -126,15 +129,14 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_clock_nanosleep] = ulp_sys_io_block,
     [SYS_openat] = ulp_sys_io_block,
     [SYS_recvmmsg] = ulp_sys_io_block,
-    /* calls that make descriptors, recorded as the caller's (fds.c); fcntl: F_DUPFD only
-     * (ulp_sys_arg_traps). Every call of the kernel's table (6.18) that returns new descriptors
-     * is here, in ULP_ARCH_SYS_TABLE, or above (open, openat, accept4, recvmsg, dup3, which
-     * record in their handlers); docs/syscalls.md lists those that are not. */
+    /* calls that make descriptors, recorded as the caller's (fds.c); fcntl F_DUPFD: ulp_sys_fcntl
+     * passes it on here (ulp_sys_arg_traps). Every call of the kernel's table (6.18) that returns
+     * new descriptors is here, in ULP_ARCH_SYS_TABLE, or above (open, openat, accept4, recvmsg,
+     * dup3, which record in their handlers); docs/syscalls.md lists those that are not. */
     [SYS_openat2] = ulp_sys_fd_new,
     [SYS_open_by_handle_at] = ulp_sys_fd_new,
     [SYS_socket] = ulp_sys_fd_new,
     [SYS_dup] = ulp_sys_fd_new,
-    [SYS_fcntl] = ulp_sys_fd_new,
     [SYS_epoll_create1] = ulp_sys_fd_new,
     [SYS_eventfd2] = ulp_sys_fd_new,
     [SYS_timerfd_create] = ulp_sys_fd_new,
@@ -195,10 +197,12 @@ const uint8_t ulp_sys_fd_args[ULP_SYS_NR_MAX] = {
     STD_CALLS(STD_FDS) ULP_ARCH_SYS_FD_ARGS,
 };
 
-/* fcntl makes a descriptor only as F_DUPFD and F_DUPFD_CLOEXEC: its other commands (F_GETFL,
- * F_SETFL, which UCX and libc call often) stay native, without a trap, but on 0-2, which may be
- * the ULP's own (stdfds.c); so do the calls on descriptors of STD_CALLS. */
-const struct ulp_sys_arg_trap ulp_sys_arg_traps[] = {{SYS_fcntl, 2, {F_DUPFD, F_DUPFD_CLOEXEC}, 1},
-						     {SYS_ioctl, 2, {TIOCSPGRP, TIOCGPGRP}, 1},
-						     STD_CALLS(STD_TRAP)};
+/* fcntl makes a descriptor only as F_DUPFD and F_DUPFD_CLOEXEC, and takes a record lock, the
+ * ULP's own (sys_lock.c), as F_SETLK, F_SETLKW, F_GETLK: its other commands (F_GETFL, F_SETFL,
+ * which UCX and libc call often) stay native, without a trap, but on 0-2, which may be the ULP's
+ * own (stdfds.c); so do the calls on descriptors of STD_CALLS. */
+const struct ulp_sys_arg_trap ulp_sys_arg_traps[] = {
+    {SYS_fcntl, 5, {F_DUPFD, F_DUPFD_CLOEXEC, F_SETLK, F_SETLKW, F_GETLK}, 1},
+    {SYS_ioctl, 2, {TIOCSPGRP, TIOCGPGRP}, 1},
+    STD_CALLS(STD_TRAP)};
 const unsigned ulp_sys_n_arg_traps = sizeof(ulp_sys_arg_traps) / sizeof(ulp_sys_arg_traps[0]);

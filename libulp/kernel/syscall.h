@@ -155,6 +155,9 @@ ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_
 /* In a new fork child of cb (sys_fork.c): the affinity cb set, its nice value, scheduling policy
  * and I/O priority (its placeholder's) become the child's, the kernel's (sys_thread.c). */
 void ulp_sys_sched_child(struct ulp_cb *cb);
+/* fcntl (sys_lock.c): record locks (F_SETLK, F_SETLKW, F_GETLK) as the ULP's own, the rest
+ * ulp_sys_fd_new's */
+ulp_sys_handler ulp_sys_fcntl;
 /* resource limits (sys_rlimit.c): ulp_sys_rlimit serves getrlimit, setrlimit and prlimit64 of
  * the ULP (its placeholder's limits); in its child processes (sys_fork.c), in a new fork child
  * ulp_rlimit_child makes them the child's (RLIMIT_AS and RLIMIT_DATA kept for its execve),
@@ -186,7 +189,7 @@ ulp_sys_handler ulp_sys_fast_return;
  * (std set) when one of their descriptor arguments (ulp_sys_fd_args) is 0, 1 or 2 (a ULP's own
  * standard descriptors, stdfds.c): the others run natively, unseen (sys_table.c; the handler
  * still takes any value, as the fast path may bring it every call of a site). */
-#define ULP_SYS_ARG_TRAP_MAX 2
+#define ULP_SYS_ARG_TRAP_MAX 5
 struct ulp_sys_arg_trap {
 	int nr;
 	unsigned n;

@@ -138,6 +138,50 @@ fi
 same "sqlite3" sqlite3 db "create table t(a, b); with recursive c(x) as (select 1 union all
 	select x + 1 from c where x < 5000) insert into t select x, x * x from c;
 	select count(*), sum(b) from t; create index i on t(b); select * from t where b = 49;"
+# Record locks (fcntl F_SETLK, F_SETLKW, F_GETLK) of ULPs of one task conflict as processes' do:
+# before 27 Nov they were the task's, so both ULPs got the lock, and 4 sqlite3 ULPs writing one
+# database corrupted it ("database disk image is malformed").
+L=$T/locks
+rm -rf "$L" && mkdir "$L" && : >"$L/lk"
+cat >"$L/lk.pl" <<'EOF'
+use Fcntl; open(my $f, "+<", "lk") or die "open: $!";
+sub fl { pack("s s x4 q q l x4", @_, 0) }
+if ($ENV{ULP_RANK} == 0) {
+	fcntl($f, F_SETLK, fl(F_WRLCK, 0, 10, 5)) or die "r0: $!"; open(my $o, ">", "locked");
+	close $o; select(undef, undef, undef, 0.05) until -e "tried"; exit 0;
+}
+select(undef, undef, undef, 0.05) until -e "locked";
+print "setlk: ", (fcntl($f, F_SETLK, fl(F_WRLCK, 0, 12, 1)) ? "got" : "busy"), "\n";
+my $c = fl(F_RDLCK, 0, 0, 0); fcntl($f, F_GETLK, $c) or die "getlk: $!";
+my @c = unpack("s s x4 q q l x4", $c); print "getlk: ", ($c[0] == F_WRLCK ? "W" : $c[0]), " $c[2] $c[3]\n";
+print "other range: ", (fcntl($f, F_SETLK, fl(F_WRLCK, 0, 20, 5)) ? "got" : "busy"), "\n";
+open(my $o, ">", "tried"); close $o;
+fcntl($f, F_SETLKW, fl(F_WRLCK, 0, 0, 0)) or die "setlkw: $!"; print "setlkw: got\n";
+EOF
+for w in 1 2; do
+	rm -f "$L/locked" "$L/tried"
+	if (cd "$L" && timeout 60 "$X" -n 2 -w $w perl lk.pl) >"$T/out" 2>&1 &&
+		[ "$(cat "$T/out")" = "$(printf '%s\n' 'setlk: busy' 'getlk: W 10 5' \
+			'other range: got' 'setlkw: got')" ]; then
+		ok "perl fcntl F_SETLK, F_GETLK, F_SETLKW in 2 ULPs of one task (-w $w), as 2 processes"
+	else
+		no "perl fcntl F_SETLK, F_GETLK, F_SETLKW in 2 ULPs of one task (-w $w), as 2 processes"
+	fi
+done
+if command -v sqlite3 >/dev/null 2>&1; then
+	for i in $(seq 1 100); do echo "insert into t values(R, $i, randomblob(2000));"; done >"$L/ins"
+	for how in "$X -n 4 -w 1" "$X -n 4 -w 2"; do
+		rm -f "$L/db"* && sqlite3 "$L/db" 'create table t(r, i, pad)'
+		if (cd "$L" && timeout 120 $how sh -c 'sed "s/R/$ULP_RANK/" ins >ins.$ULP_RANK
+			exec sqlite3 -cmd ".timeout 100000" db ".read ins.$ULP_RANK"') >"$T/out" 2>&1 &&
+			[ "$(sqlite3 "$L/db" 'select count(*), count(distinct r) from t;
+				pragma integrity_check;' 2>&1)" = "$(printf '400|4\nok')" ]; then
+			ok "4 sqlite3 writing one database at once ($how)"
+		else
+			no "4 sqlite3 writing one database at once ($how)"
+		fi
+	done
+fi
 same "openssl dgst and enc" sh -c "openssl dgst -sha256 '$IN/big' && openssl enc -aes-256-cbc \
 	-pbkdf2 -k pw -S 0011223344556677 -in '$IN/big' -out e && openssl enc -d -aes-256-cbc \
 	-pbkdf2 -k pw -in e | cmp - '$IN/big' && echo roundtrip"
