@@ -148,6 +148,12 @@ struct ulp_cb {
 	/* CPU time its threads used, user and system (the runtime on its behalf), in ns: charged by
 	 * the preemption tick of the worker that runs it (preempt.c) */
 	_Atomic uint64_t cpu_ns[2];
+	/* What the child processes it waited for used, as the kernel's RUSAGE_CHILDREN counts it
+	 * (the task's counts every ULP's): user and system CPU in ns, the largest maxrss (KiB), the
+	 * sums of minflt, majflt, inblock, oublock, nvcsw, nivcsw (sys_proc.c) */
+	_Atomic uint64_t kids_cpu_ns[2];
+	_Atomic long kids_maxrss;
+	_Atomic long kids_cnt[6];
 	char path[256];
 	char exe[4096]; /* its program's absolute path, as /proc/self/exe names it */
 	/* Its current directory (fs.c): device and inode (0, 0: not kept), and its path (kept

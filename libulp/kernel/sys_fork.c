@@ -38,6 +38,7 @@
 #include <linux/sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #ifndef P_PIDFD
@@ -140,16 +141,19 @@ static long wait_kids(struct ulp_cb *cb)
 /* The kernel's wait4 on one child; a reaped child leaves the ULP's list. */
 static long wait_one(struct ulp_cb *cb, int pid, long status, int options, long rusage)
 {
+	struct rusage ru;
 	int st = 0;
-	long r = raw(SYS_wait4, pid, (long)&st, options, rusage, 0, 0);
+	long r = raw(SYS_wait4, pid, (long)&st, options, rusage ? rusage : (long)&ru, 0, 0);
 
 	if (r > 0) {
 		if (status)
 			*(int *)status = st;
 		if (WIFSIGNALED(st) && cb->pgid)
 			ulp_ident_settle(cb); /* the ULP's own share of its group's kill first */
-		if (WIFEXITED(st) || WIFSIGNALED(st))
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			kid_drop(cb, (int)r);
+			ulp_sys_kid_usage(cb, rusage ? (const struct rusage *)rusage : &ru);
+		}
 	} else if (r == -ECHILD) {
 		kid_drop(cb, pid); /* reaped behind our back (SIGCHLD set to SIG_IGN) */
 	}
@@ -225,12 +229,20 @@ long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 	}
 }
 
+/* waitid reaped the child it reports: it ended, and WNOWAIT did not leave it waitable. */
+static int ended(const siginfo_t *si, int options)
+{
+	return !(options & WNOWAIT) && (si->si_code == CLD_EXITED || si->si_code == CLD_KILLED ||
+					si->si_code == CLD_DUMPED);
+}
+
 /* waitid(idtype, id, infop, options, rusage), scoped the same way. */
 long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long type = (int)s->a[0], id = (int)s->a[1], info = s->a[2], rusage = s->a[4];
 	int options = (int)s->a[3], i, any, intr = 0;
 	siginfo_t *si = (siginfo_t *)info;
+	struct rusage ru;
 	long r;
 
 	if (ulp_sys_in_child())
@@ -241,7 +253,10 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 		for (;;) {
 			if (si)
 				si->si_pid = 0;
-			r = raw(SYS_waitid, type, id, info, options | WNOHANG, rusage, 0);
+			r = raw(SYS_waitid, type, id, info, options | WNOHANG,
+				rusage ? rusage : (long)&ru, 0);
+			if (r == 0 && si && si->si_pid && ended(si, options))
+				ulp_sys_kid_usage(cb, rusage ? (const struct rusage *)rusage : &ru);
 			if (r < 0 || (si && si->si_pid) || (options & WNOHANG) || intr)
 				return r < 0 || !intr || (si && si->si_pid) ? r : -EINTR;
 			if (!si) /* nothing to tell "not yet" by: the kernel's wait */
@@ -268,7 +283,8 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 			any = 1;
 			if (si)
 				si->si_pid = 0;
-			r = raw(SYS_waitid, P_PID, kid, info, options | WNOHANG, rusage, 0);
+			r = raw(SYS_waitid, P_PID, kid, info, options | WNOHANG,
+				rusage ? rusage : (long)&ru, 0);
 			if (r == -ECHILD) {
 				kid_drop(cb, kid);
 				continue;
@@ -279,10 +295,11 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 				if ((si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED) &&
 				    cb->pgid)
 					ulp_ident_settle(cb);
-				if (!(options & WNOWAIT) &&
-				    (si->si_code == CLD_EXITED || si->si_code == CLD_KILLED ||
-				     si->si_code == CLD_DUMPED))
+				if (ended(si, options)) {
 					kid_drop(cb, kid);
+					ulp_sys_kid_usage(cb, rusage ? (const struct rusage *)rusage
+								     : &ru);
+				}
 				return 0;
 			}
 		}

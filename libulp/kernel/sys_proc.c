@@ -280,17 +280,58 @@ static int cpu_times(struct ulp_cb *cb, int clk, uint64_t ns[2], int *user_only)
 	return ulp_tg_thread_cpu(cb, id, ns);
 }
 
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
+}
+
+void ulp_sys_kid_usage(struct ulp_cb *cb, const struct rusage *ru)
+{
+	long m = atomic_load(&cb->kids_maxrss);
+
+	atomic_fetch_add(&cb->kids_cpu_ns[0], tv_ns(&ru->ru_utime));
+	atomic_fetch_add(&cb->kids_cpu_ns[1], tv_ns(&ru->ru_stime));
+	while (ru->ru_maxrss > m &&
+	       !atomic_compare_exchange_weak(&cb->kids_maxrss, &m, ru->ru_maxrss))
+		;
+	atomic_fetch_add(&cb->kids_cnt[0], ru->ru_minflt);
+	atomic_fetch_add(&cb->kids_cnt[1], ru->ru_majflt);
+	atomic_fetch_add(&cb->kids_cnt[2], ru->ru_inblock);
+	atomic_fetch_add(&cb->kids_cnt[3], ru->ru_oublock);
+	atomic_fetch_add(&cb->kids_cnt[4], ru->ru_nvcsw);
+	atomic_fetch_add(&cb->kids_cnt[5], ru->ru_nivcsw);
+}
+
+/* RUSAGE_CHILDREN: the ULP's own waited-for children (ulp_sys_kid_usage); the kernel's would be
+ * every ULP's of the task (before 27 Nov one ULP's `times` showed the CPU time another ULP's
+ * child used). */
+static void kids_rusage(struct ulp_cb *cb, struct rusage *ru)
+{
+	ns_tv(atomic_load(&cb->kids_cpu_ns[0]), &ru->ru_utime);
+	ns_tv(atomic_load(&cb->kids_cpu_ns[1]), &ru->ru_stime);
+	ru->ru_maxrss = atomic_load(&cb->kids_maxrss);
+	ru->ru_minflt = atomic_load(&cb->kids_cnt[0]);
+	ru->ru_majflt = atomic_load(&cb->kids_cnt[1]);
+	ru->ru_inblock = atomic_load(&cb->kids_cnt[2]);
+	ru->ru_oublock = atomic_load(&cb->kids_cnt[3]);
+	ru->ru_nvcsw = atomic_load(&cb->kids_cnt[4]);
+	ru->ru_nivcsw = atomic_load(&cb->kids_cnt[5]);
+}
+
 /* RUSAGE_SELF: the ULP's times, RUSAGE_THREAD: the calling thread's, and the task's other
- * fields (maxrss, faults...); RUSAGE_CHILDREN: the kernel's (the task's waited children). */
+ * fields (maxrss, faults...); RUSAGE_CHILDREN: the ULP's waited children's (kids_rusage). */
 long ulp_sys_getrusage(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	struct rusage *ru = (struct rusage *)s->a[1];
-	long r = ulp_arch_syscall(SYS_getrusage, s->a[0], s->a[1], 0, 0, 0, 0);
+	int who = (int)s->a[0]; /* an int: the register's upper half is not the caller's to set */
+	long r = ulp_arch_syscall(SYS_getrusage, who, s->a[1], 0, 0, 0, 0);
 	uint64_t ns[2];
 
-	if (r || (s->a[0] != RUSAGE_SELF && s->a[0] != RUSAGE_THREAD))
+	if (!r && who == RUSAGE_CHILDREN)
+		kids_rusage(cb, ru);
+	if (r || (who != RUSAGE_SELF && who != RUSAGE_THREAD))
 		return r;
-	if (s->a[0] == RUSAGE_SELF)
+	if (who == RUSAGE_SELF)
 		ulp_times(cb, ns);
 	else
 		thread_times(cb, ns);
@@ -342,6 +383,8 @@ long ulp_sys_times(struct ulp_cb *cb, struct ulp_sys *s)
 		return r;
 	t->tms_utime = (clock_t)(atomic_load(&cb->cpu_ns[0]) / (1000000000u / CLK_TCK_LINUX));
 	t->tms_stime = (clock_t)(atomic_load(&cb->cpu_ns[1]) / (1000000000u / CLK_TCK_LINUX));
+	t->tms_cutime = (clock_t)(atomic_load(&cb->kids_cpu_ns[0]) / (1000000000u / CLK_TCK_LINUX));
+	t->tms_cstime = (clock_t)(atomic_load(&cb->kids_cpu_ns[1]) / (1000000000u / CLK_TCK_LINUX));
 	return r;
 }
 

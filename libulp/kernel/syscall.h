@@ -114,6 +114,10 @@ int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags
 struct timespec;
 long ulp_sys_cpu_clock(struct ulp_cb *cb, long clk, struct timespec *ts);
 ulp_sys_handler ulp_sys_clock_gettime;
+/* A child process of cb ended and was waited for, having used ru (its own and its waited-for
+ * descendants'): add it to cb's RUSAGE_CHILDREN (sys_proc.c). */
+struct rusage;
+void ulp_sys_kid_usage(struct ulp_cb *cb, const struct rusage *ru);
 /* process: children (sys_fork.c); ulp_sys_fork serves fork, vfork and clone of a process,
  * ulp_sys_execve execve and execveat */
 ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;
