@@ -47,6 +47,8 @@
 
 /* 1 in a fork child (its own copy of this variable: the parent's stays 0). */
 static int forked;
+/* This process is the ULP itself gone on as one (ulp_sys_as_child), not a child of it. */
+static int became;
 
 /* Workers whose kernel thread waits in clone for a CLONE_VM child: the child shares this memory
  * and runs on the same worker struct (same gs base), the parent does not run until it execs. */
@@ -503,6 +505,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
 		if (pid == 0) {
 			forked = 1;
+			became = 0;
 			join_group(cb, 0, of_child);
 			if (!of_child) { /* in a fork child, these are the kernel's already */
 				ulp_sys_sched_child(cb);
@@ -586,18 +589,72 @@ static long child_execve(struct ulp_cb *cb, struct ulp_sys *s)
  * failed execve returns its error to the ULP, as the kernel would: the child reports it through a
  * close-on-exec pipe, which closes without a word when the exec succeeds.
  */
-static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
+/* A close-on-exec pipe of the ULP's, for a child to report its call's error through. */
+static long own_pipe(struct ulp_cb *cb, int p[2])
 {
-	int p[2], st = 0, err = 0;
-	long pid, r;
 	_Atomic int *making = ulp_fd_make_begin(); /* the ULP's, while the runtime uses them */
+	long r = raw(SYS_pipe2, (long)p, 02000000 /* O_CLOEXEC */, 0, 0, 0, 0);
 
-	r = raw(SYS_pipe2, (long)p, 02000000 /* O_CLOEXEC */, 0, 0, 0, 0);
 	if (r == 0) {
 		ulp_fd_own(cb, p[0]);
 		ulp_fd_own(cb, p[1]);
 	}
 	ulp_fd_make_end(making);
+	return r;
+}
+
+/* The ULP goes on in child process pid: its descriptors are the child's copies now (the task's
+ * go, as the image they belonged to did: a reader sees EOF when the child closes its copy; not
+ * while other threads of the ULP may still use them). It waits for the child and ends with its
+ * status. */
+static _Noreturn void end_as(struct ulp_cb *cb, long pid)
+{
+	int st = 0;
+	long r;
+
+	if (!cb->tg || cb->tg->nlive <= 1)
+		ulp_fd_close_owned(cb, 0);
+	wait_program(cb, pid);
+	do
+		r = raw(SYS_wait4, pid, (long)&st, 0, 0, 0, 0);
+	while (r == -EINTR);
+	if (r < 0)
+		ulp_sys_end(cb, 127, 0);
+	if (WIFSIGNALED(st))
+		ulp_sys_end(cb, 0, WTERMSIG(st));
+	ulp_sys_end(cb, WEXITSTATUS(st), 0);
+}
+
+/* The parent's side of child pid's report through pipe p (own_pipe): its error in *err and 1, or
+ * 0 when the pipe closed without a word; -1, the pipe gone, when there is no child (pid < 0). */
+static int child_report(struct ulp_cb *cb, const int p[2], long pid, int *err)
+{
+	long r;
+
+	ulp_fd_drop(cb, p[1]);
+	if (pid >= 0) {
+		do
+			r = raw(SYS_read, p[0], (long)err, sizeof(*err), 0, 0, 0);
+		while (r == -EINTR);
+	}
+	ulp_fd_drop(cb, p[0]);
+	return pid < 0 ? -1 : r == sizeof(*err);
+}
+
+static void reap(long pid)
+{
+	int st;
+
+	while (raw(SYS_wait4, pid, (long)&st, 0, 0, 0, 0) == -EINTR)
+		;
+}
+
+static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	int p[2], err = 0;
+	long pid, r;
+
+	r = own_pipe(cb, p);
 	if (r < 0)
 		return r;
 	pid = raw(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
@@ -612,35 +669,46 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 		raw(SYS_write, p[1], (long)&err, sizeof(err), 0, 0, 0);
 		raw(SYS_exit_group, 127, 0, 0, 0, 0, 0);
 	}
-	ulp_fd_drop(cb, p[1]);
-	if (pid < 0) {
-		ulp_fd_drop(cb, p[0]);
+	if (child_report(cb, p, pid, &err) < 0)
 		return pid;
-	}
-	do
-		r = raw(SYS_read, p[0], (long)&err, sizeof(err), 0, 0, 0);
-	while (r == -EINTR);
-	ulp_fd_drop(cb, p[0]);
-	if (r == sizeof(err)) { /* the exec failed: the ULP goes on, as after a failed execve */
-		do
-			r = raw(SYS_wait4, pid, (long)&st, 0, 0, 0, 0);
-		while (r == -EINTR);
+	if (err) { /* the exec failed: the ULP goes on, as after a failed execve */
+		reap(pid);
 		return -err;
 	}
-	/* The program runs in the child now, which holds its copies of the ULP's descriptors: the
-	 * task's go, as the image they belonged to did (a reader sees EOF when the child closes
-	 * its copy). Not while other threads of the ULP may still use them. */
-	if (!cb->tg || cb->tg->nlive <= 1)
-		ulp_fd_close_owned(cb, 0);
-	wait_program(cb, pid);
-	do
-		r = raw(SYS_wait4, pid, (long)&st, 0, 0, 0, 0);
-	while (r == -EINTR);
+	end_as(cb, pid); /* the program runs in the child now */
+}
+
+long ulp_sys_as_child(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	int p[2], err = 0;
+	long pid, r;
+
+	if (cb->tg && cb->tg->nlive > 1)
+		return -EPERM; /* its other threads would not go on in the child: refused */
+	r = own_pipe(cb, p);
 	if (r < 0)
-		ulp_sys_end(cb, 127, 0);
-	if (WIFSIGNALED(st))
-		ulp_sys_end(cb, 0, WTERMSIG(st));
-	ulp_sys_end(cb, WEXITSTATUS(st), 0);
+		return r;
+	pid = do_fork(cb, s, SIGCHLD, 0, 0, 0);
+	if (pid == 0) { /* the ULP, a process of its own from here on */
+		became = 1;
+		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
+		r = raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
+		if (r >= 0) {
+			raw(SYS_close, p[1], 0, 0, 0, 0, 0); /* no word: it went through */
+			return r;
+		}
+		err = (int)-r;
+		raw(SYS_write, p[1], (long)&err, sizeof(err), 0, 0, 0);
+		raw(SYS_exit_group, 0, 0, 0, 0, 0, 0);
+	}
+	r = child_report(cb, p, pid, &err);
+	if (r < 0)
+		return pid;
+	if (r == 0) /* the call went through there */
+		end_as(cb, pid);
+	reap(pid); /* it failed there: the ULP goes on, as after the kernel's failed call */
+	kid_drop(cb, (int)pid);
+	return -err;
 }
 
 long ulp_sys_execve(struct ulp_cb *cb, struct ulp_sys *s)
@@ -700,8 +768,10 @@ long ulp_sys_child(struct ulp_cb *cb, struct ulp_sys *s)
 		return ulp_sys_fork(cb, s);
 	case SYS_clone3:
 		return -ENOSYS; /* glibc falls back to clone */
-	case SYS_getppid:
-		return ulp_sys_getppid(cb, s); /* the ULP, while it is its parent */
+	case SYS_getppid: /* the ULP, while it is its parent; the ULP's own, if it is the ULP */
+		return became ? ulp_ident_ppid() : ulp_sys_getppid(cb, s);
+	case SYS_capset:
+		return ulp_sys_cred(cb, s); /* of the ULP's pid: of itself */
 	case SYS_getrlimit:
 	case SYS_setrlimit:
 	case SYS_prlimit64:

@@ -55,6 +55,17 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     /* fcntl: record locks (sys_lock.c), F_DUPFD (fds.c, below); trapped for those only
      * (ulp_sys_arg_traps) */
     [SYS_fcntl] = ulp_sys_fcntl,
+    /* credentials: sys_cred.c */
+    [SYS_setuid] = ulp_sys_cred,
+    [SYS_setgid] = ulp_sys_cred,
+    [SYS_setreuid] = ulp_sys_cred,
+    [SYS_setregid] = ulp_sys_cred,
+    [SYS_setresuid] = ulp_sys_cred,
+    [SYS_setresgid] = ulp_sys_cred,
+    [SYS_setfsuid] = ulp_sys_cred,
+    [SYS_setfsgid] = ulp_sys_cred,
+    [SYS_setgroups] = ulp_sys_cred,
+    [SYS_capset] = ulp_sys_cred,
     /* resource limits: sys_rlimit.c */
     [SYS_getrlimit] = ulp_sys_rlimit,
     [SYS_setrlimit] = ulp_sys_rlimit,

@@ -159,6 +159,13 @@ ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_
 /* In a new fork child of cb (sys_fork.c): the affinity cb set, its nice value, scheduling policy
  * and I/O priority (its placeholder's) become the child's, the kernel's (sys_thread.c). */
 void ulp_sys_sched_child(struct ulp_cb *cb);
+/* credentials (sys_cred.c): setuid, setgid, setreuid, setregid, setresuid, setresgid, setfsuid,
+ * setfsgid, setgroups, capset; a change makes the ULP a process of its own: ulp_sys_as_child
+ * (sys_fork.c) continues it in a fork child that makes call s there (in which it returns s's
+ * result), the ULP ending with that child's status; when s fails there, the child ends and the
+ * ULP gets the error; -EPERM for a ULP with other threads. */
+ulp_sys_handler ulp_sys_cred;
+long ulp_sys_as_child(struct ulp_cb *cb, struct ulp_sys *s);
 /* fcntl (sys_lock.c): record locks (F_SETLK, F_SETLKW, F_GETLK) as the ULP's own, the rest
  * ulp_sys_fd_new's */
 ulp_sys_handler ulp_sys_fcntl;

@@ -422,6 +422,25 @@ else
 	no "times and RUSAGE_CHILDREN in ULPs of one task: each its own children's"
 fi
 
+# Credentials: a ULP that drops its privileges (setresuid...) becomes a process of its own, the
+# other ULPs of its task keep theirs. Before 27 Nov the change was the worker thread's: perl
+# hung its task (spinning as nobody), setpriv failed, and the next ULP on that worker was nobody.
+if [ "$(id -u)" = 0 ]; then
+	same "perl drops to nobody: \$<, \$>, groups, a child's id" perl -e '$) = "65534 65534";
+		$( = 65534; $< = $> = 65534; print "$< $> $( $)\n"; print `id`; $< = 0; print "back: $!\n"'
+	same "setpriv --reuid --regid --clear-groups, capabilities dropped" setpriv --reuid=65534 \
+		--regid=65534 --clear-groups --inh-caps=-all sh -c 'id; grep ^Cap /proc/self/status'
+	if timeout 60 "$X" -w 1 perl -e 'select(undef, undef, undef, 0.3); $) = "65534 65534";
+		$( = 65534; $< = $> = 65534; print "r0 $< $>\n"; select(undef, undef, undef, 0.5);
+		print "r0 ", `id -u`' : perl -e 'select(undef, undef, undef, 0.6); print "r1 $< $> ", `id -u`;
+		select(undef, undef, undef, 0.5); print "r1 $< $>\n"' >"$T/out" 2>&1 &&
+		[ "$(sort "$T/out")" = "$(printf '%s\n' 'r0 65534' 'r0 65534 65534' 'r1 0 0' 'r1 0 0 0')" ]; then
+		ok "one ULP drops to nobody, the other ULP of its worker stays root"
+	else
+		no "one ULP drops to nobody, the other ULP of its worker stays root"
+	fi
+fi
+
 # Input fed slowly: through a pipe and a FIFO, to a ULP that reads lines as they come.
 (for i in 1 2 3 4 5; do echo "$i"; sleep 0.1; done) | timeout 60 "$X" perl -ne 'print "got $_"' >"$T/out" 2>&1
 if [ "$(cat "$T/out")" = "$(printf 'got %s\n' 1 2 3 4 5)" ]; then

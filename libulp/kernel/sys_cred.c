@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Credentials of a ULP: setuid, setgid, setreuid, setregid, setresuid, setresgid, setfsuid,
+ * setfsgid, setgroups, capset.
+ *
+ * The kernel keeps credentials per thread (glibc makes a change every thread's): until 27 Nov a
+ * ULP's setresuid changed the worker thread it ran on, so the ULPs that ran there next had the new
+ * user, the ULP itself, moved to another worker, the old one (a server dropping its privileges
+ * kept them), and perl's `$< = $> = 65534` left its task spinning as nobody, deaf to its launcher's
+ * SIGTERM. A worker's credentials stay its task's. A call that changes nothing (setuid(getuid())
+ * where the ULP's ids are all one) runs natively; one that changes the ULP's credentials makes it
+ * a process of its own: a fork child continues the ULP and makes the call, the kernel's, and the
+ * ULP waits for it and ends with its status, as for a non-PIE execve (ulp_sys_as_child,
+ * sys_fork.c). Its pid is the child's from then on; a ULP with several threads is refused (EPERM).
+ */
+#include "proc.h"
+#include "sys.h"
+#include "syscall.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+
+#define GROUPS_MAX 64 /* a longer setgroups list is taken as a change, unread */
+
+static long sys(long nr, long a, long b, long c)
+{
+	return ulp_arch_syscall(nr, a, b, c, 0, 0, 0);
+}
+
+/* Each of ids[0..n) is -1 (unchanged) or the one id the thread has for all of real, effective
+ * and saved (getres: SYS_getresuid or SYS_getresgid). */
+static int same_ids(long getres, const long *ids, int n)
+{
+	unsigned r, e, sv;
+	int i;
+
+	if (sys(getres, (long)&r, (long)&e, (long)&sv) < 0 || r != e || e != sv)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((int)ids[i] != -1 && (unsigned)ids[i] != r)
+			return 0;
+	return 1;
+}
+
+static int same_groups(struct ulp_cb *cb, long n, const unsigned *list)
+{
+	unsigned cur[GROUPS_MAX];
+	long i;
+
+	if (n < 0 || n > GROUPS_MAX ||
+	    (n && !ulp_sys_range_ok(cb, (uintptr_t)list, (size_t)n * sizeof(*list))) ||
+	    sys(SYS_getgroups, GROUPS_MAX, (long)cur, 0) != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (cur[i] != list[i])
+			return 0;
+	return 1;
+}
+
+/* capset of the ULP's own pid (libcap-ng passes getpid(), the placeholder's, and goes on passing
+ * it in the process the ULP becomes) is of 0, the caller: s takes hdr, a copy saying so. */
+static void own_caps(struct ulp_cb *cb, struct ulp_sys *s, struct __user_cap_header_struct *hdr)
+{
+	const struct __user_cap_header_struct *u = (const void *)s->a[0];
+
+	if (!ulp_sys_range_ok(cb, (uintptr_t)u, sizeof(*u)) || u->pid != cb->pid || !cb->pid)
+		return;
+	*hdr = *u;
+	hdr->pid = 0;
+	s->a[0] = (long)hdr;
+}
+
+/* 1: capset sets what the calling thread has already. */
+static int same_caps(struct ulp_cb *cb, const struct ulp_sys *s)
+{
+	const struct __user_cap_header_struct *hdr = (const void *)s->a[0];
+	const struct __user_cap_data_struct *want = (const void *)s->a[1];
+	struct __user_cap_data_struct cur[2];
+
+	if (!ulp_sys_range_ok(cb, (uintptr_t)hdr, sizeof(*hdr))) /* own_caps's copy is too */
+		return 0;
+	if (hdr->pid || hdr->version != _LINUX_CAPABILITY_VERSION_3 ||
+	    !ulp_sys_range_ok(cb, (uintptr_t)want, sizeof(cur)) ||
+	    sys(SYS_capget, (long)hdr, (long)cur, 0) < 0)
+		return 0;
+	return cur[0].effective == want[0].effective && cur[0].permitted == want[0].permitted &&
+	       cur[0].inheritable == want[0].inheritable && cur[1].effective == want[1].effective &&
+	       cur[1].permitted == want[1].permitted && cur[1].inheritable == want[1].inheritable;
+}
+
+/* 1: call s leaves the calling thread's credentials as they are. */
+static int no_change(struct ulp_cb *cb, const struct ulp_sys *s)
+{
+	const long *a = s->a;
+
+	switch (s->nr) {
+	case SYS_setuid:
+	case SYS_setfsuid:
+		return same_ids(SYS_getresuid, a, 1);
+	case SYS_setreuid:
+		return same_ids(SYS_getresuid, a, 2);
+	case SYS_setresuid:
+		return same_ids(SYS_getresuid, a, 3);
+	case SYS_setgid:
+	case SYS_setfsgid:
+		return same_ids(SYS_getresgid, a, 1);
+	case SYS_setregid:
+		return same_ids(SYS_getresgid, a, 2);
+	case SYS_setresgid:
+		return same_ids(SYS_getresgid, a, 3);
+	case SYS_setgroups:
+		return same_groups(cb, a[0], (const unsigned *)a[1]);
+	case SYS_capset:
+		return same_caps(cb, s);
+	}
+	return 0;
+}
+
+long ulp_sys_cred(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	struct __user_cap_header_struct hdr; /* capset's, when it names the ULP's own pid */
+	long *a = s->a;
+
+	if (s->nr == SYS_capset)
+		own_caps(cb, s, &hdr);
+	if (ulp_sys_in_child() || no_change(cb, s))
+		return ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
+	return ulp_sys_as_child(cb, s);
+}
