@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Credentials of a ULP: setuid, setgid, setreuid, setregid, setresuid, setresgid, setfsuid,
- * setfsgid, setgroups, capset.
+ * Credentials and namespaces of a ULP: setuid, setgid, setreuid, setregid, setresuid, setresgid,
+ * setfsuid, setfsgid, setgroups, capset; unshare, setns.
  *
  * The kernel keeps credentials per thread (glibc makes a change every thread's): until 27 Nov a
  * ULP's setresuid changed the worker thread it ran on, so the ULPs that ran there next had the new
@@ -12,6 +12,11 @@
  * a process of its own: a fork child continues the ULP and makes the call, the kernel's, and the
  * ULP waits for it and ends with its status, as for a non-PIE execve (ulp_sys_as_child,
  * sys_fork.c). Its pid is the child's from then on; a ULP with several threads is refused (EPERM).
+ *
+ * Namespaces are the kernel's per thread too: until 27 Nov `unshare -n` or `unshare -m` in one ULP
+ * moved its worker thread, and the next ULP there saw the new network (only `lo`) or the mounts
+ * made in it. unshare and setns go the same way (unshare of CLONE_FS alone changes nothing for a
+ * ULP, whose directory and umask are its own already: fs.c).
  */
 #include "proc.h"
 #include "sys.h"
@@ -19,6 +24,7 @@
 
 #include <errno.h>
 #include <linux/capability.h>
+#include <sched.h>
 
 #define GROUPS_MAX 64 /* a longer setgroups list is taken as a change, unread */
 
@@ -112,6 +118,8 @@ static int no_change(struct ulp_cb *cb, const struct ulp_sys *s)
 		return same_groups(cb, a[0], (const unsigned *)a[1]);
 	case SYS_capset:
 		return same_caps(cb, s);
+	case SYS_unshare:
+		return !(a[0] & ~(long)CLONE_FS);
 	}
 	return 0;
 }

@@ -439,6 +439,21 @@ if [ "$(id -u)" = 0 ]; then
 	else
 		no "one ULP drops to nobody, the other ULP of its worker stays root"
 	fi
+	# namespaces (unshare, setns) the same way: before 27 Nov the next ULP on the worker saw
+	# only the new network's lo, and the tmpfs mounted in the new mount namespace
+	same "unshare -m: a tmpfs mounted in it" unshare -m sh -c 'mount -t tmpfs none /mnt &&
+		grep -c " /mnt " /proc/self/mounts'
+	links=$(grep -c : /proc/net/dev)
+	mnts=$(grep -c " /mnt " /proc/self/mounts)
+	if timeout 60 "$X" -w 1 unshare -n -m sh -c 'mount -t tmpfs none /mnt
+		echo "r0 $(grep -c : /proc/net/dev) $(grep -c " /mnt " /proc/self/mounts)"; sleep 1' : \
+		sh -c 'sleep 0.5; echo "r1 $(grep -c : /proc/net/dev) $(grep -c " /mnt " /proc/self/mounts)"' \
+		>"$T/out" 2>&1 && [ "$(sort "$T/out")" = "$(printf 'r0 1 %s\nr1 %s %s' $((mnts + 1)) \
+		"$links" "$mnts")" ]; then
+		ok "unshare -n -m in one ULP: not the other ULP's of its worker"
+	else
+		no "unshare -n -m in one ULP: not the other ULP's of its worker"
+	fi
 fi
 
 # Input fed slowly: through a pipe and a FIFO, to a ULP that reads lines as they come.
