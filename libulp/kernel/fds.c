@@ -47,7 +47,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -170,40 +173,6 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 		/* Closed first, forgotten then: the number stays its own until it is closed. */
 		sys(SYS_close, fd, 0, 0, 0, 0, 0);
 		forget_own(&own[fd], me);
-	}
-}
-
-/* Whether fd is recorded as another ULP's than me. */
-static int others(_Atomic int32_t *own, long fd, int32_t me)
-{
-	int32_t o = atomic_load_explicit(&own[fd], memory_order_relaxed) & FD_OWNER;
-
-	return o && o != me;
-}
-
-/* Each run of other ULPs' numbers goes in one close_range: a task of many ranks holds thousands,
- * and each fork child closes them all. Numbers nobody recorded (the launcher's, the runtime's)
- * stay, so a run ends at the first one. Kernels before 5.9 have no close_range: one close each. */
-void ulp_fd_close_others(const struct ulp_cb *cb)
-{
-	struct ulp_fd_table *t;
-	_Atomic int32_t *own = owners(&t, 0);
-	int32_t me = cb->pvid + 1;
-	long fd, end, top;
-
-	if (!own)
-		return;
-	top = atomic_load(&t->hi);
-	for (fd = 3; fd < top; fd = end + 1) {
-		if (!others(own, fd, me)) {
-			end = fd;
-			continue;
-		}
-		for (end = fd; end + 1 < top && others(own, end + 1, me); end++)
-			;
-		if (sys(SYS_close_range, fd, end, 0, 0, 0, 0) == -ENOSYS)
-			for (long f = fd; f <= end; f++)
-				sys(SYS_close, f, 0, 0, 0, 0, 0);
 	}
 }
 
@@ -350,6 +319,245 @@ void ulp_fd_claim_end(void)
 
 	if (t)
 		atomic_store(&t->closing, 0);
+}
+
+/* ---- a child's copy of the table (io.h, ulp_fd_fork) ----
+ *
+ * The kernel copies the task's table inside clone, and the child closes the other ULPs'
+ * descriptors in it some time later; the words it reads then are not the clone's: a FIFO pair
+ * beside a spawning ULP hung so (docs/syscalls.md, "Fork children"). A ULP closed its FIFO
+ * end after the clone and forgot it before its posix_spawn child (which shares the memory)
+ * looked: the child saw the number nobody's and kept its copy until its execve, and the
+ * partner's next open of that FIFO paired with that copy instead of with the ULP, wrote its
+ * byte into it and went on: each of the two then waited in an open for the other. So the
+ * child closes a number that was another ULP's before the clone or after it, or that changed
+ * in between (its generation moved: whatever the copy holds may have been someone's), unless
+ * it is its own ULP's now. Two kinds of descriptors exist before they are recorded: a maker's
+ * (no maker is inside its window at the clone: the fork holds the closing flag across it, as a
+ * closer does) and a ring's FIFO open's (recorded when its completion is reaped: a number
+ * nobody recorded that is a FIFO such an open of another ULP was opening at the fork is closed
+ * too). And the child's copies live until it has closed them, which takes a moment, or longer
+ * when it loses the CPU: long enough for the pair to close an end, and for the partner's next
+ * open to pair with the child's copy of it. So the task's blocking FIFO opens wait until every
+ * fork's child has closed them (ulp_fd_fifo_gate), counted in a page shared with the children
+ * (a fork child's memory is a copy). A FIFO end closed after the clone was closed after the
+ * fork was counted, so an open that comes after that close (the partner's next) sees it.
+ */
+
+/* The task's forks whose child has not yet closed the other ULPs' descriptors: one word per fork
+ * at work (0: free, 1: its child is at work, 2: done, 3: given up by the parent) and how many are
+ * at 1. MAP_SHARED, so that a fork child's stores reach the task. */
+#define FORK_SETTLE_WORDS 1023
+#define FORK_SETTLE_NS 1000000000LL /* a child stopped or killed before it closed them */
+struct ulp_fd_forks {
+	_Atomic int pending;
+	_Atomic uint32_t word[FORK_SETTLE_WORDS];
+};
+
+static struct ulp_fd_forks *forks_page(struct ulp_fd_table *t)
+{
+	struct ulp_fd_forks *p = atomic_load(&t->forks), *none = NULL;
+	long m;
+
+	if (p)
+		return p;
+	m = sys(SYS_mmap, 0, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ulp_raw_is_err(m))
+		return NULL;
+	p = (struct ulp_fd_forks *)m;
+	if (!atomic_compare_exchange_strong(&t->forks, &none, p)) { /* another fork was first */
+		sys(SYS_munmap, m, sizeof(*p), 0, 0, 0, 0);
+		p = none;
+	}
+	return p;
+}
+
+/* A word of the page for this fork, counted as pending; NULL: no page, or all taken (a thousand
+ * forks at once: this one is not waited for). */
+static _Atomic uint32_t *settle_claim(struct ulp_fd_table *t)
+{
+	struct ulp_fd_forks *p = forks_page(t);
+	uint32_t free_word;
+	int i;
+
+	for (i = 0; p && i < FORK_SETTLE_WORDS; i++) {
+		free_word = 0;
+		if (atomic_compare_exchange_strong(&p->word[i], &free_word, 1)) {
+			atomic_fetch_add(&p->pending, 1);
+			return &p->word[i];
+		}
+	}
+	return NULL;
+}
+
+/* The word's fork is no longer pending: by its child (2) or by its parent (3), whichever comes
+ * first. */
+static void settle_done(struct ulp_fd_table *t, _Atomic uint32_t *w, uint32_t by)
+{
+	uint32_t at_work = 1;
+
+	if (w && atomic_compare_exchange_strong(w, &at_work, by)) {
+		atomic_fetch_sub(&atomic_load(&t->forks)->pending, 1);
+		sys(SYS_futex, (long)w, FUTEX_WAKE, 1, 0, 0, 0); /* shared: the parent */
+	}
+}
+
+void ulp_fd_fifo_gate(void)
+{
+	struct ulp_fd_table *t = meeting();
+	struct ulp_fd_forks *p = t ? atomic_load(&t->forks) : NULL;
+	long long until = 0;
+
+	while (p && atomic_load(&p->pending) > 0) {
+		if (!until)
+			until = ulp_raw_clock_ns(CLOCK_MONOTONIC) + FORK_SETTLE_NS;
+		else if (ulp_raw_clock_ns(CLOCK_MONOTONIC) > until)
+			return;
+		sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+	}
+}
+
+void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f)
+{
+	struct ulp_fd_table *t = meeting();
+	_Atomic int32_t *own;
+	int i;
+
+	f->was = NULL;
+	f->settle = NULL;
+	f->n = f->held = f->mapped = f->known = f->nopens = 0;
+	if (!t)
+		return; /* no instance, or a fork child's fork: its table is its own */
+	while (atomic_exchange(&t->closing, 1))
+		wait_closer(t);
+	f->held = 1;
+	while (ulp_io_fd_makers())
+		sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+	own = owners(&t, 0);
+	f->n = own ? atomic_load(&t->hi) - 3 : 0;
+	if (f->n > ULP_FD_FORK_WORDS) {
+		f->was = ulp_raw_mmap((size_t)f->n * sizeof(int32_t), 0);
+		f->mapped = f->was != NULL;
+	} else if (f->n > 0) {
+		f->was = f->buf;
+	}
+	if (!f->was)
+		f->n = 0;
+	f->known = f->was || f->n == 0; /* else no room: the child goes by the words it sees */
+	for (i = 0; i < f->n; i++)
+		f->was[i] = atomic_load_explicit(&own[i + 3], memory_order_relaxed);
+	f->nopens = ulp_io_open_fifos(cb->pvid, f->opens, ULP_FD_FORK_OPENS);
+	f->settle = settle_claim(t);
+}
+
+/* In the child: the closing flag is lowered once (a posix_spawn child shares the parent's
+ * memory, whose thread waits in clone until the child's execve: the child lowers it as soon
+ * as it runs; a fork child's is a copy, lowered here for its own tidiness). */
+static void fork_lower(struct ulp_fd_fork *f)
+{
+	struct ulp_fd_table *t = ulp_io_fd_table();
+
+	if (f->held && t)
+		atomic_store(&t->closing, 0);
+	f->held = 0;
+}
+
+void ulp_fd_fork_child_end(struct ulp_fd_fork *f)
+{
+	if (f->mapped) /* its copy */
+		ulp_raw_munmap(f->was, (size_t)f->n * sizeof(int32_t));
+	f->mapped = 0;
+}
+
+void ulp_fd_fork_end(struct ulp_fd_fork *f, long pid)
+{
+	struct ulp_fd_table *t = meeting();
+	struct timespec step = {0, 10000000};
+	long long until = ulp_raw_clock_ns(CLOCK_MONOTONIC) + FORK_SETTLE_NS;
+
+	fork_lower(f); /* the fork's (a posix_spawn child's did it already) */
+	ulp_fd_fork_child_end(f);
+	if (!f->settle || !t)
+		return;
+	/* A fork child closes them as it starts (a posix_spawn child has, once clone returned). */
+	while (pid > 0 && atomic_load(f->settle) == 1 && ulp_raw_clock_ns(CLOCK_MONOTONIC) < until)
+		sys(SYS_futex, (long)f->settle, FUTEX_WAIT, 1, (long)&step, 0, 0);
+	settle_done(t, f->settle, 3);
+	atomic_store(f->settle, 0);
+	f->settle = NULL;
+}
+
+/* Whether fd, open in the child, is a FIFO that a ring open of another ULP was opening at the
+ * fork (its descriptor perhaps, made in io-wq and not yet recorded). */
+static int fork_fifo(long fd, const struct ulp_fd_fork *f)
+{
+	struct stat st;
+	int i;
+
+	if (!f->nopens || sys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0 || !S_ISFIFO(st.st_mode))
+		return 0;
+	if (f->nopens > ULP_FD_FORK_OPENS)
+		return 1; /* too many to list: every such FIFO is suspect */
+	for (i = 0; i < f->nopens; i++)
+		if (f->opens[i].dev == st.st_dev && f->opens[i].ino == st.st_ino)
+			return 1;
+	return 0;
+}
+
+/* Whether the child closes its copy of a number whose word was `was` before the clone and is
+ * `now` (the rule above; me: the child's ULP). */
+static int others_copy(int32_t was, int32_t now, int32_t me)
+{
+	int32_t o = now & FD_OWNER, p = was & FD_OWNER;
+
+	if (o == me)
+		return 0;
+	return o || (p && p != me) || (was & FD_GEN) != (now & FD_GEN);
+}
+
+/* Whether the child closes fd (the rule above), with own the table it sees now. */
+static int child_closes(_Atomic int32_t *own, const struct ulp_fd_fork *f, long fd, int32_t me)
+{
+	int32_t now = atomic_load_explicit(&own[fd], memory_order_relaxed), was;
+
+	if (fd - 3 < f->n)
+		was = f->was[fd - 3];
+	else
+		was = f->known ? 0 : now; /* past the highest then: never recorded */
+	return others_copy(was, now, me) || (!(now & FD_OWNER) && fork_fifo(fd, f));
+}
+
+/* Each run of numbers to close goes in one close_range: a task of many ranks holds thousands,
+ * and each fork child closes them all. Numbers nobody recorded (the launcher's, the runtime's)
+ * stay, so a run ends at the first one. Kernels before 5.9 have no close_range: one close each. */
+void ulp_fd_close_others(const struct ulp_cb *cb, struct ulp_fd_fork *f)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *own;
+	struct ulp_fd_fork none = {0};
+	int32_t me = cb->pvid + 1;
+	long fd, end, top;
+
+	if (!f)
+		f = &none; /* not known: by the words seen now */
+	fork_lower(f);
+	own = owners(&t, 0);
+	top = own ? atomic_load(&t->hi) : 0;
+	if (own && top < f->n + 3)
+		top = f->n + 3;
+	for (fd = 3; fd < top; fd = end + 1) {
+		if (!child_closes(own, f, fd, me)) {
+			end = fd;
+			continue;
+		}
+		for (end = fd; end + 1 < top && child_closes(own, f, end + 1, me); end++)
+			;
+		if (sys(SYS_close_range, fd, end, 0, 0, 0, 0) == -ENOSYS)
+			for (long n = fd; n <= end; n++)
+				sys(SYS_close, n, 0, 0, 0, 0, 0);
+	}
+	if (t)
+		settle_done(t, f->settle, 2);
 }
 
 void ulp_fd_note(long fd, uint32_t *word, uint32_t note)

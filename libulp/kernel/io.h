@@ -93,6 +93,9 @@ struct ulp_fd_table {
 	_Atomic int hi;
 	_Atomic int own_ring; /* a ULP made an io_uring: descriptors may change unseen, no notes */
 	_Atomic int closing; /* a close of (or dup2 onto) an unrecorded number is at work (fds.c) */
+	/* The forks whose child has not yet closed the other ULPs' descriptors: a page shared with
+	 * the children (fds.c, ulp_fd_fifo_gate); mapped at the first fork. */
+	_Atomic(struct ulp_fd_forks *) forks;
 };
 struct ulp_fd_table *ulp_io_fd_table(void);
 /* Descriptor ownership (fds.c). own: fd was made by cb's call (0-2 and fds past the table are
@@ -122,10 +125,41 @@ int ulp_io_fd_makers(void);
 int ulp_fd_claim(long fd);
 void ulp_fd_claim_end(void);
 void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec);
-/* In a new child process of cb (fork, posix_spawn, a non-PIE exec), its table a copy of the
- * task's: the descriptors other ULPs made are closed there, as another process's are not in a
- * process's table (a child of one shell held another's pipe, whose reader then never saw EOF). */
-void ulp_fd_close_others(const struct ulp_cb *cb);
+/* A new child process of cb (fork, posix_spawn, a non-PIE exec) starts with a copy of the
+ * task's table, made inside clone: the descriptors other ULPs had then are closed there, as
+ * another process's are not in a process's table (a child of one shell held another's pipe,
+ * whose reader then never saw EOF). Which ones those were is known from the table's words
+ * before the clone (fork_begin, in the parent) and after it (close_others, in the child: the
+ * words it sees then), with no maker inside its window at the clone and the FIFO opens of
+ * other ULPs then in flight on the ring (their descriptor exists before it is recorded).
+ * Until the child has closed them, the task's blocking FIFO opens wait (fifo_gate): such an
+ * open could pair with the child's copy of an end its ULP closed already. fork_end in the
+ * parent once clone returned (pid: the child, or an error); child_end in a fork child (not a
+ * posix_spawn one, which shares the parent's memory) after close_others. fds.c says why each
+ * is needed. */
+#define ULP_FD_FORK_WORDS 256
+#define ULP_FD_FORK_OPENS 16
+struct ulp_fd_fork {
+	int32_t *was; /* words 3 .. 3 + n - 1 before the clone; NULL: none kept */
+	int n;
+	int held;   /* the fork holds the task's closing flag (a posix_spawn child lowers it) */
+	int mapped; /* was is mapped (more words than buf holds) */
+	int known;  /* the words were read: a number past them was never recorded */
+	int nopens; /* FIFO opens in flight (may exceed ULP_FD_FORK_OPENS: then all are suspect) */
+	_Atomic uint32_t *settle; /* the child's word in the shared page (NULL: none) */
+	struct ulp_io_fifo {
+		uint64_t dev, ino;
+	} opens[ULP_FD_FORK_OPENS];
+	int32_t buf[ULP_FD_FORK_WORDS];
+};
+void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f);
+void ulp_fd_fork_end(struct ulp_fd_fork *f, long pid);
+void ulp_fd_close_others(const struct ulp_cb *cb, struct ulp_fd_fork *f);
+void ulp_fd_fork_child_end(struct ulp_fd_fork *f);
+void ulp_fd_fifo_gate(void);
+/* The FIFOs that ring opens of ULPs other than pvid are opening now (in io-wq, not yet
+ * reaped): up to max of them in fifos; says how many there are (io_ring.c). */
+int ulp_io_open_fifos(int pvid, struct ulp_io_fifo *fifos, int max);
 /* The ULP (pvid + 1) that made fd, 0: none recorded. */
 int ulp_fd_owner(long fd);
 /* The table's word for fd, owner and notes (0: nothing kept: 0-2, nobody's, no table); a note

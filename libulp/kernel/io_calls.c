@@ -694,6 +694,9 @@ static long do_open(struct ulp_cb *cb, long nr, long *a)
 	ulp_fd_make_end(making);
 	if (!fifo)
 		return r;
+	/* Not while a fork's child may still hold a copy of an end of it that another ULP closed:
+	 * the open would pair with that copy (fds.c, "a child's copy of the table"). */
+	ulp_fd_fifo_gate();
 	/* No ring, or too long to make absolute: the kernel's open, which blocks the worker (and
 	 * may not hold a maker's window that long: recorded after, docs/syscalls.md). */
 	if (!io || (dirfd == AT_FDCWD && path[0] != '/' &&

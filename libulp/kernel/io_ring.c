@@ -593,6 +593,26 @@ int ulp_io_open_pending(long fd)
 	return found;
 }
 
+int ulp_io_open_fifos(int pvid, struct ulp_io_fifo *fifos, int max)
+{
+	struct ulp_io *io = ulp_io_self();
+	const struct ulp_io_wait *wt;
+	int n = 0;
+
+	if (!io || !atomic_load(&io->opens))
+		return 0;
+	ulp_spin_lock(&io->cq_lock);
+	for (wt = io->waiters; wt; wt = wt->next) {
+		if (!wt->open_inflight || wt->pvid == pvid)
+			continue;
+		if (n < max)
+			fifos[n] = (struct ulp_io_fifo){wt->open_dev, wt->open_ino};
+		n++;
+	}
+	ulp_spin_unlock(&io->cq_lock);
+	return n;
+}
+
 static int ready(struct ulp_io *io)
 {
 	return *io->cq_head != __atomic_load_n(io->cq_tail, __ATOMIC_ACQUIRE) ||

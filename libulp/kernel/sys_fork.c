@@ -55,21 +55,28 @@ static int became;
 #define MAX_VFORKING 64
 static struct ulp_worker *_Atomic vforking[MAX_VFORKING];
 static _Atomic int nvforking;
+/* The table's words before each of those clones (fds.c), for the child that closes the other
+ * ULPs' descriptors: by slot, on the parent's stack, which stays while it waits. */
+static struct ulp_fd_fork *vfork_fds[MAX_VFORKING];
 
-int ulp_sys_in_child(void)
+/* The slot of the calling worker's CLONE_VM clone, -1: none (not such a child). */
+static int vfork_slot(void)
 {
 	struct ulp_worker *w;
 	int i;
 
-	if (forked)
-		return 1;
 	if (!__atomic_load_n(&nvforking, __ATOMIC_ACQUIRE))
-		return 0;
+		return -1;
 	w = ulp_worker_self();
 	for (i = 0; i < MAX_VFORKING; i++)
 		if (__atomic_load_n(&vforking[i], __ATOMIC_ACQUIRE) == w)
-			return 1;
-	return 0;
+			return i;
+	return -1;
+}
+
+int ulp_sys_in_child(void)
+{
+	return forked || vfork_slot() >= 0;
 }
 
 static long raw(long nr, long a, long b, long c, long d, long e, long f)
@@ -454,9 +461,11 @@ static void vfork_child(void)
 {
 	join_group(ulp_current_cb(), 0, forked); /* forked: a fork child's own posix_spawn */
 	if (!forked) {
+		int slot = vfork_slot();
+
 		ulp_sys_sched_child(ulp_current_cb());
 		ulp_rlimit_child(ulp_current_cb(), 0);
-		ulp_fd_close_others(ulp_current_cb());
+		ulp_fd_close_others(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL);
 	}
 	ulp_std_vfork_child();
 }
@@ -466,6 +475,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 {
 	long pid;
 	int slot = -1, i, of_child = ulp_sys_in_child();
+	struct ulp_fd_fork fds; /* the table's words before the clone (fds.c) */
 
 	if (flags & ~(unsigned long)FORK_OK)
 		return -EINVAL;
@@ -485,9 +495,12 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		}
 		if (slot < 0)
 			return -EAGAIN;
+		ulp_fd_fork_begin(cb, &fds);
+		vfork_fds[slot] = &fds;
 		__atomic_fetch_add(&nvforking, 1, __ATOMIC_ACQ_REL);
 		pid = ulp_arch_clone_sigreturn(flags, (void *)ulp_arch_fork_frame(s->uc, stack),
 					       (int *)ptid, (int *)ctid, 0, vfork_child);
+		ulp_fd_fork_end(&fds, pid);
 		__atomic_store_n(&vforking[slot], NULL, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&nvforking, 1, __ATOMIC_ACQ_REL);
 	} else {
@@ -502,6 +515,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, ULP_KSIGSET_SIZE, 0,
 		    0);
 		flags &= ~(unsigned long)(CLONE_VM | CLONE_VFORK);
+		ulp_fd_fork_begin(cb, &fds); /* nothing in a fork child's fork */
 		pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
 		if (pid == 0) {
 			forked = 1;
@@ -510,14 +524,16 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			if (!of_child) { /* in a fork child, these are the kernel's already */
 				ulp_sys_sched_child(cb);
 				ulp_rlimit_child(cb, 1);
-				ulp_fd_close_others(cb);
+				ulp_fd_close_others(cb, &fds);
 			}
+			ulp_fd_fork_child_end(&fds);
 			child_std(cb);
 			ulp_sig_fork_child(cb, s->uc);
 			if (stack)
 				ulp_arch_trap_set_sp(s->uc, stack);
 			return 0;
 		}
+		ulp_fd_fork_end(&fds, pid);
 		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	}
 	if (pid > 0) {
@@ -651,17 +667,20 @@ static void reap(long pid)
 
 static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 {
+	struct ulp_fd_fork fds; /* the table's words before the clone (fds.c) */
 	int p[2], err = 0;
 	long pid, r;
 
 	r = own_pipe(cb, p);
 	if (r < 0)
 		return r;
+	ulp_fd_fork_begin(cb, &fds);
 	pid = raw(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
 	if (pid == 0) {
 		forked = 1;
 		ulp_rlimit_child(cb, 1);
-		ulp_fd_close_others(cb);
+		ulp_fd_close_others(cb, &fds);
+		ulp_fd_fork_child_end(&fds);
 		child_std(cb);
 		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
 		r = child_execve(cb, s);
@@ -669,6 +688,7 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 		raw(SYS_write, p[1], (long)&err, sizeof(err), 0, 0, 0);
 		raw(SYS_exit_group, 127, 0, 0, 0, 0, 0);
 	}
+	ulp_fd_fork_end(&fds, pid);
 	if (child_report(cb, p, pid, &err) < 0)
 		return pid;
 	if (err) { /* the exec failed: the ULP goes on, as after a failed execve */
