@@ -154,6 +154,7 @@ struct ulp_cb {
 	_Atomic uint64_t kids_cpu_ns[2];
 	_Atomic long kids_maxrss;
 	_Atomic long kids_cnt[6];
+	int nnp; /* it set no_new_privs, which its child processes get (sys_cred.c) */
 	char path[256];
 	char exe[4096]; /* its program's absolute path, as /proc/self/exe names it */
 	/* Its current directory (fs.c): device and inode (0, 0: not kept), and its path (kept

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Credentials and namespaces of a ULP: setuid, setgid, setreuid, setregid, setresuid, setresgid,
- * setfsuid, setfsgid, setgroups, capset; unshare, setns.
+ * setfsuid, setfsgid, setgroups, capset, the prctl options of the same kind; unshare, setns;
+ * personality.
  *
  * The kernel keeps credentials per thread (glibc makes a change every thread's): until 27 Nov a
  * ULP's setresuid changed the worker thread it ran on, so the ULPs that ran there next had the new
@@ -16,7 +17,14 @@
  * Namespaces are the kernel's per thread too: until 27 Nov `unshare -n` or `unshare -m` in one ULP
  * moved its worker thread, and the next ULP there saw the new network (only `lo`) or the mounts
  * made in it. unshare and setns go the same way (unshare of CLONE_FS alone changes nothing for a
- * ULP, whose directory and umask are its own already: fs.c).
+ * ULP, whose directory and umask are its own already: fs.c). So do the prctl options kept with the
+ * credentials (PR_SET_KEEPCAPS, PR_SET_SECUREBITS, PR_CAPBSET_DROP, PR_CAP_AMBIENT) and personality
+ * (`setarch --uname-2.6` made the next ULP's uname say 2.6), all per thread.
+ *
+ * PR_SET_NO_NEW_PRIVS, which a worker would keep for good and give every later child of the
+ * task's ULPs (`setpriv --no-new-privs` in one: `su` failed in another's children), only narrows
+ * what an execve may gain, which an in-place one never does: the ULP keeps it (cb->nnp), reads it
+ * back, and its child processes get it (ulp_cred_child); no new process for it.
  */
 #include "proc.h"
 #include "sys.h"
@@ -25,6 +33,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <sys/prctl.h>
 
 #define GROUPS_MAX 64 /* a longer setgroups list is taken as a change, unread */
 
@@ -94,6 +103,62 @@ static int same_caps(struct ulp_cb *cb, const struct ulp_sys *s)
 	       cur[1].permitted == want[1].permitted && cur[1].inheritable == want[1].inheritable;
 }
 
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_IS_SET 1
+#define PR_CAP_AMBIENT_RAISE 2
+#define PR_CAP_AMBIENT_LOWER 3
+#endif
+
+static long pr(long op, long a, long b)
+{
+	return ulp_arch_syscall(SYS_prctl, op, a, b, 0, 0, 0);
+}
+
+/* The prctl options of a credential's kind that change nothing as asked (or only read). */
+static int same_prctl(const long *a)
+{
+	switch (a[0]) {
+	case PR_SET_KEEPCAPS:
+		return pr(PR_GET_KEEPCAPS, 0, 0) == a[1];
+	case PR_SET_SECUREBITS:
+		return pr(PR_GET_SECUREBITS, 0, 0) == a[1];
+	case PR_CAPBSET_DROP:
+		return pr(PR_CAPBSET_READ, a[1], 0) == 0;
+	case PR_CAP_AMBIENT:
+		if (a[1] == PR_CAP_AMBIENT_RAISE || a[1] == PR_CAP_AMBIENT_LOWER)
+			return pr(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, a[2]) ==
+			       (a[1] == PR_CAP_AMBIENT_RAISE);
+		return a[1] == PR_CAP_AMBIENT_IS_SET;
+	}
+	return 1; /* not of that kind: sys_proc.c's */
+}
+
+int ulp_sys_cred_prctl(long op)
+{
+	return op == PR_SET_NO_NEW_PRIVS || op == PR_GET_NO_NEW_PRIVS || op == PR_SET_KEEPCAPS ||
+	       op == PR_SET_SECUREBITS || op == PR_CAPBSET_DROP || op == PR_CAP_AMBIENT;
+}
+
+/* PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS of the ULP: its own, or the task's where the runtime
+ * set it for the task (trap.c), checked as the kernel does. */
+static long nnp(struct ulp_cb *cb, const long *a)
+{
+	if (a[0] == PR_GET_NO_NEW_PRIVS)
+		return a[1] || a[2] || a[3] || a[4] ? -EINVAL
+						    : cb->nnp || pr(PR_GET_NO_NEW_PRIVS, 0, 0) == 1;
+	if (a[1] != 1 || a[2] || a[3] || a[4])
+		return -EINVAL;
+	cb->nnp = 1;
+	return 0;
+}
+
+void ulp_cred_child(const struct ulp_cb *cb)
+{
+	if (cb->nnp)
+		pr(PR_SET_NO_NEW_PRIVS, 1, 0);
+}
+
 /* 1: call s leaves the calling thread's credentials as they are. */
 static int no_change(struct ulp_cb *cb, const struct ulp_sys *s)
 {
@@ -120,6 +185,11 @@ static int no_change(struct ulp_cb *cb, const struct ulp_sys *s)
 		return same_caps(cb, s);
 	case SYS_unshare:
 		return !(a[0] & ~(long)CLONE_FS);
+	case SYS_prctl:
+		return same_prctl(a);
+	case SYS_personality: /* 0xffffffff only reads it */
+		return (unsigned)a[0] == 0xffffffffu ||
+		       ulp_arch_syscall(SYS_personality, 0xffffffffL, 0, 0, 0, 0, 0) == a[0];
 	}
 	return 0;
 }
@@ -129,9 +199,12 @@ long ulp_sys_cred(struct ulp_cb *cb, struct ulp_sys *s)
 	struct __user_cap_header_struct hdr; /* capset's, when it names the ULP's own pid */
 	long *a = s->a;
 
+	if (s->nr == SYS_prctl && (a[0] == PR_SET_NO_NEW_PRIVS || a[0] == PR_GET_NO_NEW_PRIVS) &&
+	    !ulp_sys_in_child())
+		return nnp(cb, a);
 	if (s->nr == SYS_capset)
 		own_caps(cb, s, &hdr);
 	if (ulp_sys_in_child() || no_change(cb, s))
-		return ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
+		return ulp_arch_syscall(s->nr, a[0], a[1], a[2], a[3], a[4], 0);
 	return ulp_sys_as_child(cb, s);
 }

@@ -465,6 +465,7 @@ static void vfork_child(void)
 
 		ulp_sys_sched_child(ulp_current_cb());
 		ulp_rlimit_child(ulp_current_cb(), 0);
+		ulp_cred_child(ulp_current_cb());
 		ulp_fd_close_others(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL);
 	}
 	ulp_std_vfork_child();
@@ -524,6 +525,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			if (!of_child) { /* in a fork child, these are the kernel's already */
 				ulp_sys_sched_child(cb);
 				ulp_rlimit_child(cb, 1);
+				ulp_cred_child(cb);
 				ulp_fd_close_others(cb, &fds);
 			}
 			ulp_fd_fork_child_end(&fds);
@@ -679,6 +681,7 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	if (pid == 0) {
 		forked = 1;
 		ulp_rlimit_child(cb, 1);
+		ulp_cred_child(cb);
 		ulp_fd_close_others(cb, &fds);
 		ulp_fd_fork_child_end(&fds);
 		child_std(cb);

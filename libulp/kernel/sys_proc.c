@@ -160,9 +160,8 @@ long ulp_sys_seccomp(struct ulp_cb *cb, struct ulp_sys *s)
 }
 
 /* prctl: PR_SET_SECCOMP refused as seccomp is; PR_GET_SECCOMP says 0 (the runtime's filter is
- * not the program's). PR_SET_NO_NEW_PRIVS is harmless: the runtime set it for the whole process
- * already (a seccomp filter needs it), and it only narrows what execve may gain. The rest is the
- * kernel's, for the worker thread (PR_SET_NAME names the worker). */
+ * not the program's). The options kept with the credentials (PR_SET_NO_NEW_PRIVS...) are
+ * sys_cred.c's. The rest is the kernel's, for the worker thread (PR_SET_NAME names the worker). */
 /*
  * PR_SET_NAME and PR_GET_NAME of the ULP's main thread: its placeholder's name (what ps and
  * /proc/PID/comm show for its pid); the worker's would rename a thread that runs every ULP of
@@ -202,6 +201,8 @@ long ulp_sys_prctl(struct ulp_cb *cb, struct ulp_sys *s)
 		return 0;
 	if ((a[0] == PR_SET_NAME || a[0] == PR_GET_NAME) && !ulp_sys_in_child())
 		return thread_name(cb, a[0], a[1]);
+	if (ulp_sys_cred_prctl(a[0])) /* kept with the credentials, per thread (sys_cred.c) */
+		return ulp_sys_cred(cb, s);
 	return ulp_arch_syscall(SYS_prctl, a[0], a[1], a[2], a[3], a[4], 0);
 }
 

@@ -160,12 +160,17 @@ ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_
  * and I/O priority (its placeholder's) become the child's, the kernel's (sys_thread.c). */
 void ulp_sys_sched_child(struct ulp_cb *cb);
 /* credentials (sys_cred.c): setuid, setgid, setreuid, setregid, setresuid, setresgid, setfsuid,
- * setfsgid, setgroups, capset; a change makes the ULP a process of its own: ulp_sys_as_child
- * (sys_fork.c) continues it in a fork child that makes call s there (in which it returns s's
- * result), the ULP ending with that child's status; when s fails there, the child ends and the
- * ULP gets the error; -EPERM for a ULP with other threads. */
+ * setfsgid, setgroups, capset, unshare, setns, personality, prctl (ulp_sys_cred_prctl's
+ * options); a change makes the ULP a process of its own: ulp_sys_as_child (sys_fork.c)
+ * continues it in a fork child that makes call s there (in which it returns s's result), the
+ * ULP ending with that child's status; when s fails there, the child ends and the ULP gets the
+ * error; -EPERM for a ULP with other threads. */
 ulp_sys_handler ulp_sys_cred;
 long ulp_sys_as_child(struct ulp_cb *cb, struct ulp_sys *s);
+/* 1: prctl option op is of the credentials' kind (PR_SET_NO_NEW_PRIVS...), ulp_sys_cred's. */
+int ulp_sys_cred_prctl(long op);
+/* In a new child process of cb: the no_new_privs cb set (sys_cred.c). */
+void ulp_cred_child(const struct ulp_cb *cb);
 /* fcntl (sys_lock.c): record locks (F_SETLK, F_SETLKW, F_GETLK) as the ULP's own, the rest
  * ulp_sys_fd_new's */
 ulp_sys_handler ulp_sys_fcntl;

@@ -382,7 +382,11 @@ static int install_filter(struct pvas_region *r)
 	put_search(&fl, nrs, nnr);
 	prog.len = (unsigned short)fl.n;
 	prog.filter = fl.f;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+	/* Without no_new_privs where the process may (CAP_SYS_ADMIN): it would be every ULP's and
+	 * their children's for good, whose setuid programs (su, sudo) would gain nothing. */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0)
+		return 0;
+	if (errno != EACCES || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return -errno;
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
 		return -errno;

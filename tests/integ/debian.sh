@@ -439,6 +439,20 @@ if [ "$(id -u)" = 0 ]; then
 	else
 		no "one ULP drops to nobody, the other ULP of its worker stays root"
 	fi
+	# no_new_privs and personality are the thread's too: setpriv --no-new-privs and setarch
+	# --uname-2.6 in one ULP were the next ULP's of the worker (no_new_privs for good)
+	same "setpriv --no-new-privs, setarch -R --uname-2.6" sh -c 'setpriv --no-new-privs grep \
+		NoNewPrivs /proc/self/status; setarch -R --uname-2.6 sh -c "uname -r | cut -c1-4
+		cat /proc/self/personality"; grep NoNewPrivs /proc/self/status'
+	if timeout 60 "$X" -w 1 setpriv --no-new-privs setarch --uname-2.6 sh -c 'echo "r0 $(grep \
+		NoNewPrivs /proc/self/status | tr -d "\t") $(uname -r | cut -c1-4)"; sleep 1' : \
+		sh -c 'sleep 0.5; echo "r1 $(grep NoNewPrivs /proc/self/status | tr -d "\t") $(uname -r |
+		cut -c1-4)"' >"$T/out" 2>&1 && [ "$(sort "$T/out")" = "$(printf 'r0 NoNewPrivs:1 2.6.\nr1 %s %s' \
+		"$(grep NoNewPrivs /proc/self/status | tr -d '\t')" "$(uname -r | cut -c1-4)")" ]; then
+		ok "setpriv --no-new-privs, setarch --uname-2.6 in one ULP: not the other's of its worker"
+	else
+		no "setpriv --no-new-privs, setarch --uname-2.6 in one ULP: not the other's of its worker"
+	fi
 	# namespaces (unshare, setns) the same way: before 27 Nov the next ULP on the worker saw
 	# only the new network's lo, and the tmpfs mounted in the new mount namespace
 	same "unshare -m: a tmpfs mounted in it" unshare -m sh -c 'mount -t tmpfs none /mnt &&
