@@ -65,6 +65,8 @@ struct ulp_io_wait {
 	int open_inflight; /* its request is a FIFO open in io-wq (io_ring.c's iowq_kick) */
 	uint64_t open_dev, open_ino; /* the FIFO it opens (ulp_io_open_pending) */
 	int data_op; /* its request moves data (ULP_IO_READV/WRITEV): its result wins */
+	const struct ulp_io_op *ops; /* its requests (on the parked call's stack), for a resubmit */
+	int nops;
 	struct ulp_io_wait *next, *prev; /* the ring's list of parked calls */
 	struct {
 		long long tv_sec, tv_nsec; /* layout of struct __kernel_timespec */

@@ -308,6 +308,41 @@ struct park_arg {
 	int n;
 };
 
+/* Under sq_lock: the request of op for the wait wt (its user_data). */
+static void prep_op(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_io_op *op)
+{
+	struct io_uring_sqe *s = sqe_get(io);
+
+	memset(s, 0, sizeof(*s));
+	s->fd = op->fd;
+	s->user_data = (uint64_t)(uintptr_t)wt;
+	if (op->kind == ULP_IO_CONNECT) {
+		s->opcode = IORING_OP_CONNECT;
+		s->addr = (uint64_t)(uintptr_t)op->addr;
+		s->off = op->len;
+	} else if (op->kind == ULP_IO_OPENAT) {
+		/* In io-wq, blocking: the inline try would add O_NONBLOCK, which makes a
+		 * FIFO open fail (ENXIO) or not wait for the writer. */
+		s->opcode = IORING_OP_OPENAT;
+		s->flags = IOSQE_ASYNC;
+		wt->open_inflight = 1;
+		atomic_fetch_add(&io->opens, 1);
+		s->addr = (uint64_t)(uintptr_t)op->addr;
+		s->open_flags = op->events;
+		s->len = op->len;
+	} else if (op->kind == ULP_IO_READV || op->kind == ULP_IO_WRITEV) {
+		s->opcode = op->kind == ULP_IO_READV ? IORING_OP_READV : IORING_OP_WRITEV;
+		s->addr = (uint64_t)(uintptr_t)op->addr;
+		s->len = op->len;
+		s->off = (uint64_t)op->off;
+		wt->data_op = 1;
+	} else {
+		s->opcode = IORING_OP_POLL_ADD;
+		s->poll32_events = op->events;
+	}
+	sqe_push(io);
+}
+
 /* Runs on the next task's stack once the parked task is saved. */
 static void park_after(void *argv)
 {
@@ -325,6 +360,8 @@ static void park_after(void *argv)
 		io->waiters->prev = wt;
 	io->waiters = wt;
 	wt->pending = a->n + (wt->ts_set ? 1 : 0);
+	wt->ops = a->ops; /* on the parked call's stack, as wt is */
+	wt->nops = a->n;
 	/* A signal that came before the record was listed: the call ends now. */
 	if (wt->interruptible && ulp_io_signalled(wt)) {
 		wt->interrupted = ulp_io_signalled(wt);
@@ -336,37 +373,7 @@ static void park_after(void *argv)
 	}
 	ulp_spin_lock(&io->sq_lock);
 	for (i = 0; i < a->n; i++) {
-		struct io_uring_sqe *s = sqe_get(io);
-		const struct ulp_io_op *op = &a->ops[i];
-
-		memset(s, 0, sizeof(*s));
-		s->fd = op->fd;
-		s->user_data = ud;
-		if (op->kind == ULP_IO_CONNECT) {
-			s->opcode = IORING_OP_CONNECT;
-			s->addr = (uint64_t)(uintptr_t)op->addr;
-			s->off = op->len;
-		} else if (op->kind == ULP_IO_OPENAT) {
-			/* In io-wq, blocking: the inline try would add O_NONBLOCK, which makes a
-			 * FIFO open fail (ENXIO) or not wait for the writer. */
-			s->opcode = IORING_OP_OPENAT;
-			s->flags = IOSQE_ASYNC;
-			wt->open_inflight = 1;
-			atomic_fetch_add(&io->opens, 1);
-			s->addr = (uint64_t)(uintptr_t)op->addr;
-			s->open_flags = op->events;
-			s->len = op->len;
-		} else if (op->kind == ULP_IO_READV || op->kind == ULP_IO_WRITEV) {
-			s->opcode = op->kind == ULP_IO_READV ? IORING_OP_READV : IORING_OP_WRITEV;
-			s->addr = (uint64_t)(uintptr_t)op->addr;
-			s->len = op->len;
-			s->off = (uint64_t)op->off;
-			wt->data_op = 1;
-		} else {
-			s->opcode = IORING_OP_POLL_ADD;
-			s->poll32_events = op->events;
-		}
-		sqe_push(io);
+		prep_op(io, wt, &a->ops[i]);
 		n++;
 	}
 	if (wt->ts_set) {
@@ -481,6 +488,26 @@ static void iowq_kick(struct ulp_io *io)
 
 /* ---- completions ---- */
 
+/*
+ * Under cq_lock: a request of wt ended with -ECANCELED though no cancel was asked for. io-wq
+ * cancels the work queued to it when it fails to start its first thread (create_io_thread,
+ * made by the submitting worker's task work, fails while a signal is pending there, three times
+ * running: the SIGCHLDs of a ULP spawning processes did it), and the call waited for ever: a
+ * FIFO open or read beside a spawning ULP, at a run's start, 1 run in 60-150 under load. The
+ * request never ran, so it is queued again (the wait's one request: an open, a read, a
+ * connect); of a poll of several descriptors, the call is woken and looks again. 1: queued.
+ */
+static int requeue(struct ulp_io *io, struct ulp_io_wait *wt)
+{
+	if (wt->nops != 1)
+		return 0;
+	ulp_spin_lock(&io->sq_lock);
+	prep_op(io, wt, &wt->ops[0]);
+	ulp_spin_unlock(&io->sq_lock);
+	submit(io, 1);
+	return 1;
+}
+
 static void complete(struct ulp_io *io, uint64_t ud, int res)
 {
 	struct ulp_io_wait *wt = (struct ulp_io_wait *)(uintptr_t)(ud & ~UD_CANCEL);
@@ -494,6 +521,12 @@ static void complete(struct ulp_io *io, uint64_t ud, int res)
 			ulp_fd_own_pvid(wt->pvid, res);
 		wt->open_inflight = 0;
 		atomic_fetch_sub(&io->opens, 1);
+	}
+	if (!(ud & UD_CANCEL) && res == -ECANCELED && !wt->cancelling && !wt->done) {
+		if (requeue(io, wt))
+			return; /* still pending */
+		/* a poll's: taken as an event, the call looks again */
+		res = 0;
 	}
 	wt->pending--;
 	/* A read or write the cancel stopped (an io-wq one ends with EINTR) did nothing; a timeout
