@@ -19,7 +19,9 @@
  * made in it. unshare and setns go the same way (unshare of CLONE_FS alone changes nothing for a
  * ULP, whose directory and umask are its own already: fs.c). So do the prctl options kept with the
  * credentials (PR_SET_KEEPCAPS, PR_SET_SECUREBITS, PR_CAPBSET_DROP, PR_CAP_AMBIENT) and personality
- * (`setarch --uname-2.6` made the next ULP's uname say 2.6), all per thread.
+ * (`setarch --uname-2.6` made the next ULP's uname say 2.6), all per thread, and
+ * PR_SET_CHILD_SUBREAPER, the task's: the orphans it adopts would be the task's children, which
+ * the ULP's wait never sees (an init-like ULP reaped only its own children).
  *
  * PR_SET_NO_NEW_PRIVS, which a worker would keep for good and give every later child of the
  * task's ULPs (`setpriv --no-new-privs` in one: `su` failed in another's children), only narrows
@@ -118,7 +120,11 @@ static long pr(long op, long a, long b)
 /* The prctl options of a credential's kind that change nothing as asked (or only read). */
 static int same_prctl(const long *a)
 {
+	int v = 0;
+
 	switch (a[0]) {
+	case PR_SET_CHILD_SUBREAPER:
+		return pr(PR_GET_CHILD_SUBREAPER, (long)&v, 0) == 0 && v == !!a[1];
 	case PR_SET_KEEPCAPS:
 		return pr(PR_GET_KEEPCAPS, 0, 0) == a[1];
 	case PR_SET_SECUREBITS:
@@ -137,7 +143,8 @@ static int same_prctl(const long *a)
 int ulp_sys_cred_prctl(long op)
 {
 	return op == PR_SET_NO_NEW_PRIVS || op == PR_GET_NO_NEW_PRIVS || op == PR_SET_KEEPCAPS ||
-	       op == PR_SET_SECUREBITS || op == PR_CAPBSET_DROP || op == PR_CAP_AMBIENT;
+	       op == PR_SET_SECUREBITS || op == PR_CAPBSET_DROP || op == PR_CAP_AMBIENT ||
+	       op == PR_SET_CHILD_SUBREAPER;
 }
 
 /* PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS of the ULP: its own, or the task's where the runtime

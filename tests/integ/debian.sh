@@ -422,6 +422,12 @@ else
 	no "times and RUSAGE_CHILDREN in ULPs of one task: each its own children's"
 fi
 
+# PR_SET_CHILD_SUBREAPER: the ULP reaps the orphans it adopts (before 27 Nov they were the task's
+# children, and its wait saw only its own child)
+same "perl PR_SET_CHILD_SUBREAPER: wait reaps a child and an adopted grandchild" perl -e '
+	require "syscall.ph"; print "set: ", syscall(&SYS_prctl, 36, 1, 0, 0, 0), "\n";
+	if (!fork) { if (!fork) { select(undef, undef, undef, 0.3); exit 7 } exit 3 }
+	my @got; while (wait > 0) { push @got, $? >> 8 } print "reaped: @{[sort @got]}\n"'
 # Credentials: a ULP that drops its privileges (setresuid...) becomes a process of its own, the
 # other ULPs of its task keep theirs. Before 27 Nov the change was the worker thread's: perl
 # hung its task (spinning as nobody), setpriv failed, and the next ULP on that worker was nobody.
