@@ -471,7 +471,8 @@ void ulp_fd_fork_child_end(struct ulp_fd_fork *f)
 
 void ulp_fd_fork_end(struct ulp_fd_fork *f, long pid)
 {
-	struct ulp_fd_table *t = meeting();
+	/* not meeting(): a posix_spawn's parent still counts as in its child until it returns */
+	struct ulp_fd_table *t = ulp_io_fd_table();
 	struct timespec step = {0, 10000000};
 	long long until = ulp_raw_clock_ns(CLOCK_MONOTONIC) + FORK_SETTLE_NS;
 

@@ -487,6 +487,8 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 	if ((flags & CLONE_VM) && stack) {
 		struct ulp_worker *w = ulp_worker_self();
 
+		/* before the slot: a worker holding one counts as in a child (ulp_sys_in_child) */
+		ulp_fd_fork_begin(cb, &fds);
 		for (i = 0; i < MAX_VFORKING && slot < 0; i++) {
 			struct ulp_worker *none = NULL;
 
@@ -494,9 +496,10 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 							__ATOMIC_ACQUIRE))
 				slot = i;
 		}
-		if (slot < 0)
+		if (slot < 0) {
+			ulp_fd_fork_end(&fds, -EAGAIN);
 			return -EAGAIN;
-		ulp_fd_fork_begin(cb, &fds);
+		}
 		vfork_fds[slot] = &fds;
 		__atomic_fetch_add(&nvforking, 1, __ATOMIC_ACQ_REL);
 		pid = ulp_arch_clone_sigreturn(flags, (void *)ulp_arch_fork_frame(s->uc, stack),
