@@ -657,6 +657,11 @@ static int makes_fd(const struct ulp_sys *s, long r)
 	return 1;
 }
 
+int ulp_fd_makes(const struct ulp_sys *s, long r)
+{
+	return makes_fd(s, r);
+}
+
 /* A ULP made an io_uring of its own: its closes, opens and accepts there (IORING_OP_CLOSE,
  * OPENAT, SOCKET...) change descriptors without passing the trap, so no word of the task's
  * table can vouch for a note any more, for the task's life. */

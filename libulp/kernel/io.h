@@ -176,6 +176,9 @@ void ulp_fd_note(long fd, uint32_t *word, uint32_t note);
 void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec);
 struct msghdr;
 void ulp_fd_own_cmsg(struct ulp_cb *cb, const struct msghdr *mh);
+/* Call s (one of ulp_sys_fd_new's), which returned r, made descriptor r. */
+struct ulp_sys;
+int ulp_fd_makes(const struct ulp_sys *s, long r);
 
 /* A ULP's own standard descriptors (stdfds.c): where a ULP (whose task's table other ULPs
  * share) redirected its 0-2 (dup2/dup3 onto them), at numbers from ULP_STD_LOW up, below the

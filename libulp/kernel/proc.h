@@ -155,6 +155,8 @@ struct ulp_cb {
 	_Atomic long kids_maxrss;
 	_Atomic long kids_cnt[6];
 	int nnp; /* it set no_new_privs, which its child processes get (sys_cred.c) */
+	/* Its soft RLIMIT_NOFILE as last read from its placeholder, 0: not yet (sys_rlimit.c) */
+	_Atomic uint64_t nofile;
 	char path[256];
 	char exe[4096]; /* its program's absolute path, as /proc/self/exe names it */
 	/* Its current directory (fs.c): device and inode (0, 0: not kept), and its path (kept

@@ -14,15 +14,23 @@
  * then the child is a copy of its task's address space, reservation included (ulp_rlimit_exec).
  * The ULP itself runs in its task, whose limits stay its launcher's, but for RLIMIT_NOFILE: the
  * ULPs share the task's descriptor table, which is raised to the highest soft limit one of them
- * asks for (a program that raises its own to open many files gets them), never lowered.
+ * asks for (a program that raises its own to open many files gets them), never lowered, and the
+ * ULP's own is held to: a new descriptor numbered at or past it is closed again (EMFILE), a
+ * dup2 or F_DUPFD onto such a number refused (EBADF, EINVAL), as the kernel does
+ * (ulp_rlimit_fd_pre, ulp_rlimit_fd_post). The limit is read from the placeholder when a number
+ * reaches the one last read: one lowered from outside (prlimit --pid) holds from then on only
+ * where the ULP reads it back or sets its own.
  */
+#include "io.h"
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 
 struct rlim {
 	uint64_t cur, max;
@@ -119,9 +127,72 @@ long ulp_sys_rlimit(struct ulp_cb *cb, struct ulp_sys *s)
 	if (set)
 		n = *set;
 	r = prl(cb->pid, res, set ? &n : NULL, old);
-	if (r == 0 && set && res == RLIMIT_NOFILE)
+	if (r == 0 && res == RLIMIT_NOFILE && set)
 		task_nofile(n.cur);
+	if (r == 0 && res == RLIMIT_NOFILE && (set || old))
+		atomic_store(&cb->nofile, set ? n.cur : old->cur);
 	return r;
+}
+
+/* The ULP's soft RLIMIT_NOFILE: as last read, or read again when fd reaches it (raised from
+ * outside meanwhile); no limit when it cannot be read. */
+static uint64_t nofile(struct ulp_cb *cb, long fd)
+{
+	uint64_t n = atomic_load(&cb->nofile);
+	struct rlim l;
+
+	if (n && (uint64_t)fd < n)
+		return n;
+	if (cb->pid <= 0 || prl(cb->pid, RLIMIT_NOFILE, NULL, &l) < 0)
+		return UINT64_MAX;
+	atomic_store(&cb->nofile, l.cur);
+	return l.cur;
+}
+
+long ulp_rlimit_fd_pre(struct ulp_cb *cb, const struct ulp_sys *s, ulp_sys_fn fn)
+{
+	long fd;
+
+	if (fn == ulp_sys_dup2) {
+		fd = (int)s->a[1];
+		return fd >= 0 && (uint64_t)fd >= nofile(cb, fd) ? -EBADF : 0;
+	}
+	if (fn == ulp_sys_fcntl && ((int)s->a[1] == F_DUPFD || (int)s->a[1] == F_DUPFD_CLOEXEC)) {
+		fd = (int)s->a[2];
+		return fd >= 0 && (uint64_t)fd >= nofile(cb, fd) ? -EINVAL : 0;
+	}
+	return 0;
+}
+
+/* 1: call s (handler fn), which returned r >= 0, made descriptor r. */
+static int makes_one(const struct ulp_sys *s, ulp_sys_fn fn, long r)
+{
+	if (fn == ulp_sys_fd_new)
+		return ulp_fd_makes(s, r);
+	if (fn == ulp_sys_fcntl)
+		return (int)s->a[1] == F_DUPFD || (int)s->a[1] == F_DUPFD_CLOEXEC;
+	return fn == ulp_sys_io_block && (s->nr == SYS_open || s->nr == SYS_openat ||
+					  s->nr == SYS_accept || s->nr == SYS_accept4);
+}
+
+long ulp_rlimit_fd_post(struct ulp_cb *cb, const struct ulp_sys *s, ulp_sys_fn fn, long r)
+{
+	const int *two;
+
+	if (r < 0)
+		return r;
+	if (fn == ulp_sys_fd_pair && r == 0) { /* pipe, pipe2, socketpair: int[2] */
+		two = (const int *)(s->nr == SYS_socketpair ? s->a[3] : s->a[0]);
+		if ((uint64_t)two[0] < nofile(cb, two[0]) && (uint64_t)two[1] < nofile(cb, two[1]))
+			return r;
+		ulp_fd_drop(cb, two[0]);
+		ulp_fd_drop(cb, two[1]);
+		return -EMFILE;
+	}
+	if (!makes_one(s, fn, r) || (uint64_t)r < nofile(cb, r))
+		return r;
+	ulp_fd_drop(cb, r);
+	return -EMFILE;
 }
 
 /* The calling process may raise a hard limit (CAP_SYS_RESOURCE in its effective set). */

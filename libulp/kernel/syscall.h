@@ -189,6 +189,11 @@ void ulp_rlimit_child(struct ulp_cb *cb, int forked);
 long ulp_rlimit_child_call(struct ulp_cb *cb, struct ulp_sys *s, int forked);
 void ulp_rlimit_exec(struct ulp_cb *cb, int forked, struct ulp_rlimit_saved *sv);
 void ulp_rlimit_exec_failed(const struct ulp_rlimit_saved *sv);
+/* RLIMIT_NOFILE of the ULP itself, around trapped call s whose handler is fn (trap.c): before
+ * it, -EBADF or -EINVAL for a dup2, dup3 or F_DUPFD onto a number at or past the limit, else 0;
+ * after it (result r), a new descriptor at or past it closed again, -EMFILE; else r. */
+long ulp_rlimit_fd_pre(struct ulp_cb *cb, const struct ulp_sys *s, ulp_sys_fn fn);
+long ulp_rlimit_fd_post(struct ulp_cb *cb, const struct ulp_sys *s, ulp_sys_fn fn, long r);
 /* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
  * on its task's io_uring */
 ulp_sys_handler ulp_sys_close, ulp_sys_close_range, ulp_sys_dup2, ulp_sys_io_block;

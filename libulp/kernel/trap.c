@@ -176,10 +176,12 @@ static long trap_run(struct ulp_cb *cb, long nr, void *ucv)
 	self->spins = 0;			  /* it entered the runtime: not a pure spinner */
 	if (ulp_sys_in_child()) /* a fork child of the ULP: a process of its own (sys_fork.c) */
 		r = ulp_sys_child(cb, &call);
+	else if ((r = ulp_rlimit_fd_pre(cb, &call, fn)) != 0)
+		; /* past its RLIMIT_NOFILE (sys_rlimit.c) */
 	else if (cb->std_own[0] | cb->std_own[1] | cb->std_own[2])
-		r = std_call(cb, &call, fn); /* it redirected its own 0-2 (stdfds.c) */
+		r = ulp_rlimit_fd_post(cb, &call, fn, std_call(cb, &call, fn)); /* its own 0-2 */
 	else
-		r = fn ? fn(cb, &call) : -ENOSYS;
+		r = ulp_rlimit_fd_post(cb, &call, fn, fn ? fn(cb, &call) : -ENOSYS);
 	ulp_arch_trap_set_ret(ucv, r);
 	self->in_syscall = 0;
 	return r;

@@ -390,6 +390,10 @@ same "ulimit -v: perl over the limit in a subshell, then perl in place" bash -c 
 same "ulimit -f, -n, -c: a child's, system's" bash -c 'ulimit -f 1; ulimit -n 40; ulimit -c 0
 	perl -e "system(q(head -c 5000 /dev/zero >big)); print \$? & 127, qq(\n)"; wc -c <big
 	sh -c "ulimit -n; ulimit -c"; perl -e "system(q(ulimit -n))"'
+# ... and the ULP itself is held to its RLIMIT_NOFILE (before 27 Nov: its task's, 20 opens past it)
+same "ulimit -n 16: exec 20>, opens until EMFILE, a pipe" bash -c 'ulimit -n 16; exec 20>x; echo $?
+	exec perl -e "my @f; for (1..20) { open(my \$f, q(<), q(/dev/null)) or do { print qq(fail at
+	\$_: \$!\n); last }; push @f, \$f } pipe(A, B) or print qq(pipe: \$!\n)"'
 same "prlimit --pid \$\$, /proc/\$\$/limits, ulimit -n" sh -c 'prlimit --pid $$ --nofile=40:50
 	ulimit -n; ulimit -Hn; grep files /proc/$$/limits; ulimit -n 30; prlimit -n --pid $$ -o SOFT,HARD'
 if command -v perl >/dev/null 2>&1; then
