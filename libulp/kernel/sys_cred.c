@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Credentials and namespaces of a ULP: setuid, setgid, setreuid, setregid, setresuid, setresgid,
- * setfsuid, setfsgid, setgroups, capset, the prctl options of the same kind; unshare, setns;
- * personality.
+ * setfsuid, setfsgid, setgroups, capset, the prctl options of the same kind,
+ * landlock_restrict_self; unshare, setns; personality.
  *
  * The kernel keeps credentials per thread (glibc makes a change every thread's): until 27 Nov a
  * ULP's setresuid changed the worker thread it ran on, so the ULPs that ran there next had the new
@@ -21,7 +21,9 @@
  * credentials (PR_SET_KEEPCAPS, PR_SET_SECUREBITS, PR_CAPBSET_DROP, PR_CAP_AMBIENT) and personality
  * (`setarch --uname-2.6` made the next ULP's uname say 2.6), all per thread, and
  * PR_SET_CHILD_SUBREAPER, the task's: the orphans it adopts would be the task's children, which
- * the ULP's wait never sees (an init-like ULP reaped only its own children).
+ * the ULP's wait never sees (an init-like ULP reaped only its own children). A Landlock domain
+ * (landlock_restrict_self) is the thread's credentials too: one ULP's sandbox was the next ULP's
+ * on that worker (its files unreadable, its exec failing), and not its own once it moved.
  *
  * PR_SET_NO_NEW_PRIVS, which a worker would keep for good and give every later child of the
  * task's ULPs (`setpriv --no-new-privs` in one: `su` failed in another's children), only narrows

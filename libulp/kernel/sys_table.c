@@ -69,6 +69,7 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_unshare] = ulp_sys_cred,
     [SYS_setns] = ulp_sys_cred,
     [SYS_personality] = ulp_sys_cred,
+    [SYS_landlock_restrict_self] = ulp_sys_cred,
     /* resource limits: sys_rlimit.c */
     [SYS_getrlimit] = ulp_sys_rlimit,
     [SYS_setrlimit] = ulp_sys_rlimit,

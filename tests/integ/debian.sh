@@ -463,6 +463,21 @@ if [ "$(id -u)" = 0 ]; then
 	else
 		no "setpriv --no-new-privs, setarch --uname-2.6 in one ULP: not the other's of its worker"
 	fi
+	# a Landlock domain too: one ULP's was the next ULP's of its worker (files unreadable)
+	ll='my $a = pack("Q", 1 << 2); my $fd = syscall(444, $a, 8, 0); die "ruleset: $!" if $fd < 0;
+		syscall(157, 38, 1, 0, 0, 0) == 0 or die "nnp: $!"; print "restrict: ", syscall(446,
+		$fd, 0), "\n"; print "r0 read: ", (open(my $f, "<", "/etc/hostname") ? "ok" : "denied"),
+		"\n"; select(undef, undef, undef, 1)'
+	if [ "$(uname -m)" != x86_64 ] || ! perl -e 'my $a = pack("Q", 4); syscall(444, $a, 8, 0) >= 0 or exit 1' 2>/dev/null; then
+		skip "landlock_restrict_self: no Landlock here (or not x86_64 numbers)"
+	elif timeout 60 "$X" -w 1 perl -e "$ll" : sh -c 'sleep 0.5; cat /etc/hostname >/dev/null &&
+		echo r1 read ok; exec perl -e "print qq(r1 perl: ), (open(F, q(<), q(/etc/hostname)) ?
+		q(ok) : q(denied)), qq(\n)"' >"$T/out" 2>&1 && [ "$(sort "$T/out")" = \
+		"$(printf '%s\n' 'r0 read: denied' 'r1 perl: ok' 'r1 read ok' 'restrict: 0')" ]; then
+		ok "landlock_restrict_self in one ULP: its own, not the other's of its worker"
+	else
+		no "landlock_restrict_self in one ULP: its own, not the other's of its worker"
+	fi
 	# namespaces (unshare, setns) the same way: before 27 Nov the next ULP on the worker saw
 	# only the new network's lo, and the tmpfs mounted in the new mount namespace
 	same "unshare -m: a tmpfs mounted in it" unshare -m sh -c 'mount -t tmpfs none /mnt &&
