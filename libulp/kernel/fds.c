@@ -335,8 +335,10 @@ void ulp_fd_claim_end(void)
  * it is its own ULP's now. Two kinds of descriptors exist before they are recorded: a maker's
  * (no maker is inside its window at the clone: the fork holds the closing flag across it, as a
  * closer does) and a ring's FIFO open's (recorded when its completion is reaped: a number
- * nobody recorded that is a FIFO such an open of another ULP was opening at the fork is closed
- * too). And the child's copies live until it has closed them, which takes a moment, or longer
+ * nobody recorded that is a FIFO such an open of another ULP is still opening when the child
+ * looks is closed too; a posix_spawn child looks at the task's parked calls themselves, a fork
+ * child at its copy of them, which the parent keeps from changing during the clone:
+ * ulp_io_fifo_opening). And the child's copies live until it has closed them, which takes a moment, or longer
  * when it loses the CPU: long enough for the pair to close an end, and for the partner's next
  * open to pair with the child's copy of it. So the task's blocking FIFO opens wait until every
  * fork's child has closed them (ulp_fd_fifo_gate), counted in a page shared with the children
@@ -425,7 +427,7 @@ void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f)
 
 	f->was = NULL;
 	f->settle = NULL;
-	f->n = f->held = f->mapped = f->known = f->nopens = 0;
+	f->n = f->held = f->mapped = f->known = 0;
 	if (!t)
 		return; /* no instance, or a fork child's fork: its table is its own */
 	while (atomic_exchange(&t->closing, 1))
@@ -446,7 +448,6 @@ void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f)
 	f->known = f->was || f->n == 0; /* else no room: the child goes by the words it sees */
 	for (i = 0; i < f->n; i++)
 		f->was[i] = atomic_load_explicit(&own[i + 3], memory_order_relaxed);
-	f->nopens = ulp_io_open_fifos(cb->pvid, f->opens, ULP_FD_FORK_OPENS);
 	f->settle = settle_claim(t);
 }
 
@@ -488,21 +489,14 @@ void ulp_fd_fork_end(struct ulp_fd_fork *f, long pid)
 	f->settle = NULL;
 }
 
-/* Whether fd, open in the child, is a FIFO that a ring open of another ULP was opening at the
- * fork (its descriptor perhaps, made in io-wq and not yet recorded). */
-static int fork_fifo(long fd, const struct ulp_fd_fork *f)
+/* Whether fd, open in the child, is a FIFO that a ring open of another ULP than pvid is still
+ * opening (its descriptor perhaps, made in io-wq before the clone and not yet recorded). */
+static int fork_fifo(long fd, int pvid)
 {
 	struct stat st;
-	int i;
 
-	if (!f->nopens || sys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0 || !S_ISFIFO(st.st_mode))
-		return 0;
-	if (f->nopens > ULP_FD_FORK_OPENS)
-		return 1; /* too many to list: every such FIFO is suspect */
-	for (i = 0; i < f->nopens; i++)
-		if (f->opens[i].dev == st.st_dev && f->opens[i].ino == st.st_ino)
-			return 1;
-	return 0;
+	return sys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0 && S_ISFIFO(st.st_mode) &&
+	       ulp_io_fifo_opening(pvid, st.st_dev, st.st_ino);
 }
 
 /* Whether the child closes its copy of a number whose word was `was` before the clone and is
@@ -525,7 +519,7 @@ static int child_closes(_Atomic int32_t *own, const struct ulp_fd_fork *f, long 
 		was = f->was[fd - 3];
 	else
 		was = f->known ? 0 : now; /* past the highest then: never recorded */
-	return others_copy(was, now, me) || (!(now & FD_OWNER) && fork_fifo(fd, f));
+	return others_copy(was, now, me) || (!(now & FD_OWNER) && fork_fifo(fd, me - 1));
 }
 
 /* Each run of numbers to close goes in one close_range: a task of many ranks holds thousands,

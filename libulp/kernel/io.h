@@ -132,26 +132,22 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec);
  * another process's are not in a process's table (a child of one shell held another's pipe,
  * whose reader then never saw EOF). Which ones those were is known from the table's words
  * before the clone (fork_begin, in the parent) and after it (close_others, in the child: the
- * words it sees then), with no maker inside its window at the clone and the FIFO opens of
- * other ULPs then in flight on the ring (their descriptor exists before it is recorded).
+ * words it sees then), with no maker inside its window at the clone, and the FIFO opens of
+ * other ULPs still in flight on the ring then (their descriptor exists before it is recorded:
+ * ulp_io_fifo_opening).
  * Until the child has closed them, the task's blocking FIFO opens wait (fifo_gate): such an
  * open could pair with the child's copy of an end its ULP closed already. fork_end in the
  * parent once clone returned (pid: the child, or an error); child_end in a fork child (not a
  * posix_spawn one, which shares the parent's memory) after close_others. fds.c says why each
  * is needed. */
 #define ULP_FD_FORK_WORDS 256
-#define ULP_FD_FORK_OPENS 16
 struct ulp_fd_fork {
 	int32_t *was; /* words 3 .. 3 + n - 1 before the clone; NULL: none kept */
 	int n;
 	int held;   /* the fork holds the task's closing flag (a posix_spawn child lowers it) */
 	int mapped; /* was is mapped (more words than buf holds) */
 	int known;  /* the words were read: a number past them was never recorded */
-	int nopens; /* FIFO opens in flight (may exceed ULP_FD_FORK_OPENS: then all are suspect) */
 	_Atomic uint32_t *settle; /* the child's word in the shared page (NULL: none) */
-	struct ulp_io_fifo {
-		uint64_t dev, ino;
-	} opens[ULP_FD_FORK_OPENS];
 	int32_t buf[ULP_FD_FORK_WORDS];
 };
 void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f);
@@ -159,9 +155,13 @@ void ulp_fd_fork_end(struct ulp_fd_fork *f, long pid);
 void ulp_fd_close_others(const struct ulp_cb *cb, struct ulp_fd_fork *f);
 void ulp_fd_fork_child_end(struct ulp_fd_fork *f);
 void ulp_fd_fifo_gate(void);
-/* The FIFOs that ring opens of ULPs other than pvid are opening now (in io-wq, not yet
- * reaped): up to max of them in fifos; says how many there are (io_ring.c). */
-int ulp_io_open_fifos(int pvid, struct ulp_io_fifo *fifos, int max);
+/* In a child of ULP pvid: whether a ring open of another ULP, in flight (in io-wq, not yet
+ * reaped), is opening the FIFO (dev, ino), which its descriptor may be (io_ring.c). A
+ * posix_spawn child looks at the task's parked calls themselves (it shares the memory), a fork
+ * child at its copy, made whole: fork_hold(1) before the clone keeps them from changing during
+ * it (the parked calls' lock), fork_hold(0) after it, in the parent and in the child. */
+int ulp_io_fifo_opening(int pvid, uint64_t dev, uint64_t ino);
+void ulp_io_fork_hold(int hold);
 /* The ULP (pvid + 1) that made fd, 0: none recorded. */
 int ulp_fd_owner(long fd);
 /* The table's word for fd, owner and notes (0: nothing kept: 0-2, nobody's, no table); a note

@@ -626,24 +626,32 @@ int ulp_io_open_pending(long fd)
 	return found;
 }
 
-int ulp_io_open_fifos(int pvid, struct ulp_io_fifo *fifos, int max)
+int ulp_io_fifo_opening(int pvid, uint64_t dev, uint64_t ino)
 {
 	struct ulp_io *io = ulp_io_self();
 	const struct ulp_io_wait *wt;
-	int n = 0;
+	int found = 0;
 
 	if (!io || !atomic_load(&io->opens))
 		return 0;
 	ulp_spin_lock(&io->cq_lock);
-	for (wt = io->waiters; wt; wt = wt->next) {
-		if (!wt->open_inflight || wt->pvid == pvid)
-			continue;
-		if (n < max)
-			fifos[n] = (struct ulp_io_fifo){wt->open_dev, wt->open_ino};
-		n++;
-	}
+	for (wt = io->waiters; wt && !found; wt = wt->next)
+		found = wt->open_inflight && wt->pvid != pvid && wt->open_dev == dev &&
+			wt->open_ino == ino;
 	ulp_spin_unlock(&io->cq_lock);
-	return n;
+	return found;
+}
+
+void ulp_io_fork_hold(int hold)
+{
+	struct ulp_io *io = ulp_io_self();
+
+	if (!io)
+		return;
+	if (hold)
+		ulp_spin_lock(&io->cq_lock);
+	else
+		ulp_spin_unlock(&io->cq_lock);
 }
 
 static int ready(struct ulp_io *io)

@@ -520,7 +520,11 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		    0);
 		flags &= ~(unsigned long)(CLONE_VM | CLONE_VFORK);
 		ulp_fd_fork_begin(cb, &fds); /* nothing in a fork child's fork */
+		if (!of_child)
+			ulp_io_fork_hold(1);
 		pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
+		if (!of_child)
+			ulp_io_fork_hold(0); /* in the child: its copy */
 		if (pid == 0) {
 			forked = 1;
 			became = 0;
@@ -673,6 +677,7 @@ static void reap(long pid)
 static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	struct ulp_fd_fork fds; /* the table's words before the clone (fds.c) */
+	unsigned long all = ~0ul, old;
 	int p[2], err = 0;
 	long pid, r;
 
@@ -680,7 +685,12 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	if (r < 0)
 		return r;
 	ulp_fd_fork_begin(cb, &fds);
+	/* no handler runs while the parked calls are held: one may look at them */
+	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, ULP_KSIGSET_SIZE, 0, 0);
+	ulp_io_fork_hold(1);
 	pid = raw(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
+	ulp_io_fork_hold(0); /* in the child: its copy */
+	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	if (pid == 0) {
 		forked = 1;
 		ulp_rlimit_child(cb, 1);
