@@ -598,9 +598,11 @@ if (cd "$D" && timeout 60 "$X" -n 2 -w 2 bash -c "$devs") >"$T/out" 2>&1 &&
 else
 	no "2 ULPs of one task: >>/dev/stderr and the like reach each one's own stderr"
 fi
-# readlink of /proc/self/fd/1 and the like of a redirected stdout, in the ULP itself
+# readlink of /proc/self/fd/1 and the like of a redirected stdout, in the ULP itself (one string
+# printed: perl's unbuffered STDERR writes each item of a list apart, and the two ranks' items
+# then interleave, as two processes' would)
 links='open(STDOUT, ">", "o.$ENV{ULP_RANK}") or die; print STDERR join(" ",
-	map { readlink($_) =~ s|.*/||r } "/proc/self/fd/1", "/dev/fd/1", "/proc/$$/fd/1"), "\n"'
+	map { readlink($_) =~ s|.*/||r } "/proc/self/fd/1", "/dev/fd/1", "/proc/$$/fd/1") . "\n"'
 if (cd "$D" && timeout 60 "$X" -n 2 -w 2 perl -e "$links") >"$T/out" 2>&1 &&
 	[ "$(lines '^o.0 o.0 o.0$')" = 1 ] && [ "$(lines '^o.1 o.1 o.1$')" = 1 ]; then
 	ok "2 ULPs of one task: readlink of /proc/self/fd/1 names each one's own stdout"
