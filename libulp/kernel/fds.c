@@ -338,9 +338,9 @@ void ulp_fd_claim_end(void)
  * nobody recorded that is a FIFO such an open of another ULP is still opening when the child
  * looks is closed too; a posix_spawn child looks at the task's parked calls themselves, a fork
  * child at its copy of them, which the parent keeps from changing during the clone:
- * ulp_io_fifo_opening). And the child's copies live until it has closed them, which takes a moment, or longer
- * when it loses the CPU: long enough for the pair to close an end, and for the partner's next
- * open to pair with the child's copy of it. So the task's blocking FIFO opens wait until every
+ * ulp_io_fifo_opening). And the child's copies live until it has closed them, which takes a moment,
+ * or longer when it loses the CPU: long enough for the pair to close an end, and for the partner's
+ * next open to pair with the child's copy of it. So the task's blocking FIFO opens wait until every
  * fork's child has closed them (ulp_fd_fifo_gate), counted in a page shared with the children
  * (a fork child's memory is a copy). A FIFO end closed after the clone was closed after the
  * fork was counted, so an open that comes after that close (the partner's next) sees it.
