@@ -411,15 +411,18 @@ fi
 
 # times() and getrusage(RUSAGE_CHILDREN) of a ULP count its own children, not those of the other
 # ULPs of its task (before 27 Nov the task's: B, which had none, showed A's child's CPU time).
+# python's line is one write: print() of several items writes each apart under PYTHONUNBUFFERED,
+# and the pieces interleaved with the perl ranks' lines, which come at the same time.
 rm -f "$T/kids.done"
 PY=$(pie_python)
 if (cd "$T" && timeout 60 "$X" -w 1 perl -e 'system("sh", "-c", "i=0; while [ \$i -lt 200000 ];
 	do i=\$((i+1)); done"); my @t = times; print "a ", ($t[2] + $t[3] > 0 ? "some" : "none"), "\n";
 	open(my $o, ">", "kids.done")' : perl -e 'select(undef, undef, undef, 0.05) until -e "kids.done";
 	my @t = times; print "b ", ($t[2] + $t[3] > 0 ? "some" : "none"), "\n"' : ${PY:-true} -c '
-import os, time, resource
+import os, sys, time, resource
 while not os.path.exists("kids.done"): time.sleep(0.05)
-r = resource.getrusage(resource.RUSAGE_CHILDREN); print("c", r.ru_utime + r.ru_stime, r.ru_minflt)') \
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+sys.stdout.write("c %s %s\n" % (r.ru_utime + r.ru_stime, r.ru_minflt))') \
 	>"$T/out" 2>&1 && [ "$(sort "$T/out")" = "$(printf 'a some\nb none\n%s' "${PY:+c 0.0 0}")" ]; then
 	ok "times and RUSAGE_CHILDREN in ULPs of one task: each its own children's"
 else
