@@ -68,6 +68,23 @@ term_ends() {
 		no "$te_name"
 	fi
 }
+# still_running PID...: how many of the PIDs run (a zombie is dead: it waits for a reaper that may
+# not come, PID 1 of a container) once they had 30 s to end. A task whose launcher ended takes
+# its time to go on a loaded machine: a check after a fixed 0.5 s could find it still there.
+still_running() {
+	sr_i=0
+	while :; do
+		sr_n=0
+		for sr_p in "$@"; do
+			sr_st=$(sed 's/.*) //; s/ .*//' "/proc/$sr_p/stat" 2>/dev/null)
+			[ -n "$sr_st" ] && [ "$sr_st" != Z ] && sr_n=$((sr_n + 1))
+		done
+		{ [ $sr_n = 0 ] || [ $sr_i -ge 300 ]; } && break
+		sleep 0.1
+		sr_i=$((sr_i + 1))
+	done
+	echo $sr_n
+}
 # pie_python: the path of a position-independent python3 (only such a one runs as a ULP;
 # Debian's does not: it would run as a process), or nothing.
 pie_python() {

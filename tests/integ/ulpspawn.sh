@@ -113,13 +113,7 @@ for sig in TERM INT KILL; do
 	kill -$sig $sp
 	wait $sp 2>/dev/null
 	sp_rc=$?
-	sleep 0.5
-	left=0
-	# a zombie is dead (it waits for a reaper that may not come: PID 1 of a container)
-	for p in $pids; do
-		st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)
-		[ -n "$st" ] && [ "$st" != Z ] && left=$((left + 1))
-	done
+	left=$(still_running $pids)
 	case $sig in TERM) want=143 ;; INT) want=130 ;; *) want=137 ;; esac
 	cp "$T/out.$sig" "$T/out"
 	if [ "$(echo "$pids" | wc -w)" = 4 ] && [ $left = 0 ] && [ "$sp_rc" = $want ]; then
