@@ -84,15 +84,22 @@ else no "--bind with a CPU that is not online is refused naming the online CPUs"
 # The default number of workers is the CPUs the launcher may run on (its affinity mask, as nproc
 # counts them), not every online CPU: under `taskset -c 0` a task has one worker thread (threads
 # named ulpspawn/ulpexec; the ring's io-wq threads have other names).
-workers_of() { # TOOL CPUS: worker threads of the task of `TOOL sleep 2` run under taskset
-	taskset -c "$2" "$1" -n 1 /bin/sleep 2 >/dev/null 2>&1 &
-	w_job=$! w_n=
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
+# The count is taken once two looks 0.2 s apart agree, within 60 s: a job of `sleep 2` with 2 s
+# of looks could end before a loaded machine had started its task, or be seen with one worker
+# of two started.
+workers_of() { # TOOL CPUS: worker threads of the task of `TOOL sleep 60` run under taskset
+	taskset -c "$2" "$1" -n 1 /bin/sleep 60 >/dev/null 2>&1 &
+	w_job=$! w_n= w_was= w_i=0
+	while [ $w_i -lt 300 ]; do
 		sleep 0.2
+		w_i=$((w_i + 1))
 		w_t=$(pgrep -P $w_job | head -1)
-		[ -n "$w_t" ] && w_n=$(cat /proc/"$w_t"/task/*/comm 2>/dev/null | grep -c "^${1##*/}") &&
-			[ "$w_n" -gt 0 ] && break
+		[ -n "$w_t" ] || continue
+		w_n=$(cat /proc/"$w_t"/task/*/comm 2>/dev/null | grep -c "^${1##*/}")
+		[ "$w_n" -gt 0 ] && [ "$w_n" = "$w_was" ] && break
+		w_was=$w_n
 	done
+	kill $w_job
 	wait $w_job
 	echo "${w_n:-0}"
 }
