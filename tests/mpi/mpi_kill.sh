@@ -27,7 +27,7 @@ P=$O/examples/mpi/mpi_prog
 # snap: the /dev/shm names now, one per line
 snap() { ls /dev/shm; }
 # leftovers BEFORE: /dev/shm names now that were not in BEFORE and that no process maps, still
-# there after up to 10 s (another test's MPI job may hold one for a moment; a leftover stays)
+# there after up to 60 s (another test's MPI job may hold one for a moment; a leftover stays)
 leftovers() {
 	i=0
 	while :; do
@@ -39,7 +39,7 @@ leftovers() {
 				sort -u | comm -23 "$T/new" - >"$T/new2"
 			mv "$T/new2" "$T/new"
 		fi
-		[ ! -s "$T/new" ] || [ $i -ge 100 ] && break
+		[ ! -s "$T/new" ] || [ $i -ge 600 ] && break
 		i=$((i + 1))
 		sleep 0.1
 	done
@@ -55,14 +55,14 @@ states() {
 		cat /proc/$p/task/*/stat 2>/dev/null | sed 's/.*) \(.\).*/\1/'
 	done
 }
-# gone PIDS...: every one ended, after up to 10 s. A zombie waiting for a reaper counts as ended
+# gone PIDS...: every one ended, after up to 60 s. A zombie waiting for a reaper counts as ended
 # (it holds no memory, no file and no segment), but only once every thread of it has: the
 # leader of a thread group shows Z while its other threads (workers, io_uring's) still exit,
 # and the last of them frees the address space and with it the job's segments.
 gone() {
 	g_i=0
 	while states "$@" | grep -qv Z; do
-		[ $g_i -ge 100 ] && return 1
+		[ $g_i -ge 600 ] && return 1
 		g_i=$((g_i + 1))
 		sleep 0.1
 	done
@@ -151,7 +151,7 @@ for sig in TERM INT KILL; do
 	if [ $ended = 0 ] && [ -z "$left" ] && [ -z "$still" ]; then
 		ok "ulpspawn killed by SIG$sig mid-job (status $rc): no task, /dev/shm entry or SysV segment left ($(echo "$segs" | wc -l) were mapped${MPI_KILL_ISOLATED:+; own /dev/shm and IPC namespace})"
 	else
-		echo "# tasks: $tasks; processes: $procs (all ended within 10 s: $([ $ended = 0 ] && echo yes || echo no)); new entries: $left; job's segments still there: $still" >>"$T/out"
+		echo "# tasks: $tasks; processes: $procs (all ended within 60 s: $([ $ended = 0 ] && echo yes || echo no)); new entries: $left; job's segments still there: $still" >>"$T/out"
 		no "ulpspawn killed by SIG$sig mid-job: no task, /dev/shm entry or SysV segment left"
 		# shellcheck disable=SC2086
 		kill -KILL $procs 2>/dev/null

@@ -103,11 +103,11 @@ fi
 # both tasks reads it. ULP_MPI_TOPO=0, or the user's own HWLOC_XMLFILE, leave the ranks to theirs.
 # kinds FILE: "TYPE COUNT" per object type of an hwloc XML topology, sorted
 kinds() { grep -o '<object type="[A-Za-z0-9]*"' "$1" | sort | uniq -c | awk '{print $3, $1}'; }
-# (sh is no MPI program: the first rank to end ends the job, so each waits, at most 20 s, until
+# (sh is no MPI program: the first rank to end ends the job, so each waits, at most 60 s, until
 # all 4 have their copy)
 topo_sh='x=$HWLOC_XMLFILE; echo "rank $ULP_RANK $HWLOC_THISSYSTEM ${x%/fd/*}"
 cat "$x" >"$TOPO_OUT.t$ULP_RANK" && mv "$TOPO_OUT.t$ULP_RANK" "$TOPO_OUT.$ULP_RANK"
-i=0; while [ $i -lt 400 ] && [ "$(ls "$TOPO_OUT".[0-3] 2>/dev/null | wc -l)" -lt 4 ]; do
+i=0; while [ $i -lt 1200 ] && [ "$(ls "$TOPO_OUT".[0-3] 2>/dev/null | wc -l)" -lt 4 ]; do
 sleep 0.05; i=$((i + 1)); done'
 LSTOPO=$(command -v lstopo-no-graphics || command -v lstopo)
 if [ -z "$LSTOPO" ]; then
