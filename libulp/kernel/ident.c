@@ -457,17 +457,57 @@ int ulp_ident_is_placeholder(int pid)
 	return by_pid && pid > 0 && pid < npids && atomic_load(&by_pid[pid]) != 0;
 }
 
-/* The placeholder takes the name in p->comm now, and says when it has; a stopped placeholder
- * does not answer: after 2 s the caller goes on anyway. */
-static void rename_now(const struct ulp_cb *cb, struct phrec *p, uint32_t done)
+/* 1 when placeholder pid is stopped (state T or t in /proc/PID/stat) or dead (Z, X, gone): it
+ * will not answer a request now. */
+static int ph_stopped(int pid)
+{
+	char path[48], buf[256], st;
+	long fd, n, k;
+	int i = 0;
+
+	put_str(path, &i, "/proc/");
+	put_num(path, &i, pid);
+	put_str(path, &i, "/stat");
+	path[i] = 0;
+	fd = sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return 1;
+	n = sys(SYS_read, fd, (long)buf, sizeof(buf), 0, 0, 0);
+	sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	for (k = n - 1; k > 0 && buf[k] != ')'; k--) /* the state follows the name's last ')' */
+		;
+	if (k <= 0 || k + 2 >= n)
+		return 1;
+	st = buf[k + 2];
+	return st == 'T' || st == 't' || st == 'Z' || st == 'X';
+}
+
+/*
+ * Wait until *word is no longer old: placeholder pid answered a request. A stopped placeholder
+ * answers only once continued: after 2 s of it stopped, 0 (the caller goes on). A running one
+ * may not be scheduled for seconds on a loaded machine: it is waited for (a minute at most, a
+ * hang guard); a bound of 2 s in all made setsid fail with EAGAIN under load.
+ */
+static int await_ph(_Atomic uint32_t *word, uint32_t old, int pid)
 {
 	struct timespec ts = {0, 100 * 1000 * 1000};
-	int tries;
+	int rounds, stopped = 0;
 
+	for (rounds = 0; rounds < 600 && stopped < 20 && atomic_load(word) == old; rounds++) {
+		sys(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, old, (long)&ts, 0, 0);
+		if (atomic_load(word) == old && ph_stopped(pid))
+			stopped++;
+	}
+	return atomic_load(word) != old;
+}
+
+/* The placeholder takes the name in p->comm now, and says when it has; a stopped placeholder
+ * does not answer: the caller goes on anyway (await_ph). */
+static void rename_now(const struct ulp_cb *cb, struct phrec *p, uint32_t done)
+{
 	if (send_ident(cb->pid, p->tgid, (long)RENAME) != 0)
 		return;
-	for (tries = 0; tries < 20 && atomic_load(&p->name_done) == done; tries++)
-		sys(SYS_futex, (long)&p->name_done, FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
+	await_ph(&p->name_done, done, cb->pid);
 }
 
 void ulp_ident_exec(struct ulp_cb *cb)
@@ -505,9 +545,7 @@ int ulp_ident_name(struct ulp_cb *cb, const char *set, char *get)
 void ulp_ident_follow_cwd(struct ulp_cb *cb)
 {
 	struct phrec *p = rec_of(cb->pvid);
-	struct timespec ts = {0, 100 * 1000 * 1000};
 	uint32_t seq, done;
-	int tries;
 
 	if (!p || !cb->pid)
 		return;
@@ -516,10 +554,10 @@ void ulp_ident_follow_cwd(struct ulp_cb *cb)
 	if (send_ident(cb->pid, p->tgid, (long)seq) != 0)
 		return;
 	/* This worker stays where it went until the placeholder is there too. A placeholder
-	 * stopped by SIGSTOP does not answer: after 2 s the ULP goes on, its path kept (fs.c). */
-	for (tries = 0; tries < 20 && (int32_t)((done = atomic_load(&p->fs_done)) - seq) < 0;
-	     tries++)
-		sys(SYS_futex, (long)&p->fs_done, FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
+	 * stopped by SIGSTOP does not answer: the ULP goes on, its path kept (fs.c, await_ph). */
+	while ((int32_t)((done = atomic_load(&p->fs_done)) - seq) < 0 &&
+	       await_ph(&p->fs_done, done, cb->pid))
+		;
 }
 
 long ulp_ident_ppid(void)
@@ -556,16 +594,14 @@ int ulp_ident_setpgid(const struct ulp_cb *cb, int pgid)
  * setsid acts on its caller only: the placeholder is asked to call it. The kernel refuses a
  * group's leader, which the placeholder is of its own group: it first joins the task's group,
  * for as long as it takes to answer (a signal to the task's group meanwhile would reach the ULP
- * twice). A stopped placeholder does not answer: after 2 s, -EAGAIN (it answers when continued;
- * its group is then the task's until the ULP asks again).
+ * twice). A stopped placeholder does not answer: after 2 s stopped, -EAGAIN (it answers when
+ * continued; its group is then the task's until the ULP asks again).
  */
 int ulp_ident_setsid(const struct ulp_cb *cb)
 {
 	struct phrec *p = rec_of(cb->pvid);
-	struct timespec ts = {0, 100 * 1000 * 1000};
 	uint32_t done;
 	long r;
-	int tries;
 
 	if (!p || !cb->pid)
 		return -EPERM;
@@ -577,9 +613,7 @@ int ulp_ident_setsid(const struct ulp_cb *cb)
 		sys(SYS_setpgid, cb->pid, cb->pid, 0, 0, 0, 0);
 		return -EPERM;
 	}
-	for (tries = 0; tries < 20 && atomic_load(&p->sid_done) == done; tries++)
-		sys(SYS_futex, (long)&p->sid_done, FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
-	if (atomic_load(&p->sid_done) == done)
+	if (!await_ph(&p->sid_done, done, cb->pid))
 		return -EAGAIN;
 	/* refused (a group led by its pid has other members): back to a group of its own */
 	if (p->sid_rc < 0)

@@ -196,4 +196,14 @@ else
 	no "kill -TERM -pgid from a shell ends the 2 ranks of that group and their children; the third runs on; getpgid of another rank"
 fi
 
+# setsid from 100 perl ULPs on 2 workers: each leads its session, as 100 processes would. Each
+# waits while its placeholder calls setsid; before 27 Nov a placeholder not run within 2 s (a
+# loaded machine: 1 to 5 of the 100 beside two spinning processes) gave EAGAIN.
+if expect "100 setsid" 0 $X -n 100 -w 2 /usr/bin/perl -e 'use POSIX; my $r = POSIX::setsid();
+	print defined $r && $r == $$ ? "leads\n" : "setsid: $!\n"' && [ "$(lines '^leads$')" = 100 ]; then
+	ok "setsid in 100 ULPs at once: each leads its own session"
+else
+	no "setsid in 100 ULPs at once: each leads its own session"
+fi
+
 finish integ-pgrp
