@@ -87,6 +87,13 @@ for how in "$X -n 4 -w 1" "$X -n 4 -w 2" "$S --keep-going -n 4 -t 1 -w 2"; do
 	touch "$T/w/done"
 	wait $jp
 	st=$?
+	# the rank's process ends with its task, which may go on a moment after the launcher on a
+	# loaded machine (30 s at most)
+	i=0
+	while ! gone "$p2" && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	if [ "$st" = 0 ] && [ "$(lines "rank 2: got SIGUSR1 from $$\$")" = 1 ] &&
 		[ "$(lines 'no signal$')" = 3 ] && gone "$p2"; then
 		ok "kill -USR1 from a shell to one rank's pid ($how) runs that rank's handler only; its pid is gone after"
