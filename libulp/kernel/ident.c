@@ -81,6 +81,8 @@ struct phrec {
 #define RENAME 0xfffffffeu /* a request's value: take the name in comm */
 #define SETSID 0xfffffffdu /* a request's value: lead a session of its own */
 
+enum { PH_RUNS = 1, PH_STOPPED = 2 }; /* ph_status */
+
 /* Sized for the first region, as signal.c's tables: later ones lie where it did (trap.c). */
 static unsigned nrecs;
 static struct phrec *recs;
@@ -457,29 +459,56 @@ int ulp_ident_is_placeholder(int pid)
 	return by_pid && pid > 0 && pid < npids && atomic_load(&by_pid[pid]) != 0;
 }
 
-/* 1 when placeholder pid is stopped (state T or t in /proc/PID/stat) or dead (Z, X, gone): it
- * will not answer a request now. */
-static int ph_stopped(int pid)
+/* 1 when "NAME:\t" in the /proc status text s (len bytes) is followed by a hex mask that is not
+ * all zeros, or (NAME "State") by one of the letters in states. */
+static int status_says(const char *s, long len, const char *name, const char *states)
 {
-	char path[48], buf[256], st;
-	long fd, n, k;
+	long i, k, m;
+
+	for (i = 0; i < len; i++) {
+		for (k = 0; name[k] && i + k < len && s[i + k] == name[k]; k++)
+			;
+		if (name[k] || i + k + 2 > len || s[i + k] != ':' || (i && s[i - 1] != '\n'))
+			continue;
+		for (k += i + 1; k < len && s[k] == '\t'; k++)
+			;
+		if (states) {
+			for (m = 0; k < len && states[m] && states[m] != s[k]; m++)
+				;
+			return k < len && states[m];
+		}
+		for (; k < len && s[k] != '\n'; k++)
+			if (s[k] != '0')
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
+/* What placeholder pid does, from /proc/PID/status: PH_RUNS when it runs or has a signal
+ * pending (a forward or an answer to come), PH_STOPPED when stopped or dead (it answers nothing
+ * now), 0 when it waits for a request with nothing pending. */
+static int ph_status(int pid)
+{
+	char path[64], buf[2048];
+	long fd, n;
 	int i = 0;
 
 	put_str(path, &i, "/proc/");
 	put_num(path, &i, pid);
-	put_str(path, &i, "/stat");
+	put_str(path, &i, "/status");
 	path[i] = 0;
 	fd = sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
 	if (fd < 0)
-		return 1;
+		return PH_STOPPED;
 	n = sys(SYS_read, fd, (long)buf, sizeof(buf), 0, 0, 0);
 	sys(SYS_close, fd, 0, 0, 0, 0, 0);
-	for (k = n - 1; k > 0 && buf[k] != ')'; k--) /* the state follows the name's last ')' */
-		;
-	if (k <= 0 || k + 2 >= n)
-		return 1;
-	st = buf[k + 2];
-	return st == 'T' || st == 't' || st == 'Z' || st == 'X';
+	if (n <= 0 || status_says(buf, n, "State", "TtZX"))
+		return PH_STOPPED;
+	if (status_says(buf, n, "State", "R") || status_says(buf, n, "SigPnd", NULL) ||
+	    status_says(buf, n, "ShdPnd", NULL))
+		return PH_RUNS;
+	return 0;
 }
 
 /*
@@ -495,7 +524,7 @@ static int await_ph(_Atomic uint32_t *word, uint32_t old, int pid)
 
 	for (rounds = 0; rounds < 600 && stopped < 20 && atomic_load(word) == old; rounds++) {
 		sys(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, old, (long)&ts, 0, 0);
-		if (atomic_load(word) == old && ph_stopped(pid))
+		if (atomic_load(word) == old && ph_status(pid) == PH_STOPPED)
 			stopped++;
 	}
 	return atomic_load(word) != old;
@@ -628,17 +657,24 @@ uint32_t ulp_ident_forwarded(const struct ulp_cb *cb)
 	return p ? atomic_load(&p->fwd_seq) : 0;
 }
 
-/* A signal the ULP sent its own group reached its placeholder: wait (1 s at most: a stopped
- * placeholder forwards it when continued) until it is recorded for the ULP, which then runs
- * its action before its kill returns, as the kernel's sender does. */
+/*
+ * A signal the ULP sent its own group reached its placeholder: wait until it is recorded for
+ * the ULP, which then runs its action before its kill returns, as the kernel's sender does.
+ * 1 s, then for as long as the placeholder runs or has a signal pending (a minute at most): a
+ * loaded machine may not run it within the second (before 27 Nov a ULP whose group was
+ * killed during its waitpid went on to exit 0). A stopped placeholder forwards when continued.
+ */
 void ulp_ident_wait_forward(const struct ulp_cb *cb, uint32_t seen)
 {
 	struct phrec *p = rec_of(cb->pvid);
 	struct timespec ts = {0, 100 * 1000 * 1000};
 	int tries;
 
-	for (tries = 0; p && tries < 10 && atomic_load(&p->fwd_seq) == seen; tries++)
+	for (tries = 0; p && tries < 600 && atomic_load(&p->fwd_seq) == seen; tries++) {
+		if (tries >= 10 && ph_status(cb->pid) != PH_RUNS)
+			break;
 		sys(SYS_futex, (long)&p->fwd_seq, FUTEX_WAIT_PRIVATE, seen, (long)&ts, 0, 0);
+	}
 }
 
 int ulp_ident_task_of(int pid, int *pvid)
@@ -652,29 +688,6 @@ int ulp_ident_task_of(int pid, int *pvid)
 	return recs[i - 1].tgid;
 }
 
-/* 1 when "NAME:\t" in the /proc status text s (len bytes) is followed by a hex mask that is not
- * all zeros, or (NAME "State") by R (running: not asleep in its wait, nor stopped). */
-static int status_says(const char *s, long len, const char *name)
-{
-	long i, k;
-
-	for (i = 0; i < len; i++) {
-		for (k = 0; name[k] && i + k < len && s[i + k] == name[k]; k++)
-			;
-		if (name[k] || i + k + 2 > len || s[i + k] != ':' || (i && s[i - 1] != '\n'))
-			continue;
-		for (k += i + 1; k < len && s[k] == '\t'; k++)
-			;
-		if (name[0] == 'S' && name[1] == 't') /* State */
-			return k < len && s[k] == 'R';
-		for (; k < len && s[k] != '\n'; k++)
-			if (s[k] != '0')
-				return 1;
-		return 0;
-	}
-	return 0;
-}
-
 /*
  * A child of the ULP was killed by a signal: a kill of the ULP's group may have reached it
  * before the ULP's own share, which its placeholder forwards a moment later. When that
@@ -684,23 +697,10 @@ static int status_says(const char *s, long len, const char *name)
  */
 void ulp_ident_settle(const struct ulp_cb *cb)
 {
-	char path[64], buf[2048];
 	uint32_t seen = ulp_ident_forwarded(cb);
-	long fd, n;
-	int i = 0;
 
 	if (!rec_of(cb->pvid) || cb->pid <= 0)
 		return;
-	put_str(path, &i, "/proc/");
-	put_num(path, &i, cb->pid);
-	put_str(path, &i, "/status");
-	path[i] = 0;
-	fd = sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
-	if (fd < 0)
-		return;
-	n = sys(SYS_read, fd, (long)buf, sizeof(buf), 0, 0, 0);
-	sys(SYS_close, fd, 0, 0, 0, 0, 0);
-	if (n > 0 && (status_says(buf, n, "State") || status_says(buf, n, "SigPnd") ||
-		      status_says(buf, n, "ShdPnd")))
+	if (ph_status(cb->pid) == PH_RUNS)
 		ulp_ident_wait_forward(cb, seen);
 }
