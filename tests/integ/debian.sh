@@ -292,15 +292,20 @@ def f(x): return x * x
 if __name__ == "__main__":
     with cf.ThreadPoolExecutor(4) as e: print(sum(e.map(f, range(10000))))
     with cf.ProcessPoolExecutor(2) as e: print(sum(e.map(f, range(1000), chunksize=50)))'
-	# http.server and a urllib client in two ULPs of one task (one worker): the port in a file
+	# http.server and a urllib client in two ULPs of one task (one worker): the port in a file.
+	# The server's request threads are joined before it exits: ThreadingHTTPServer's are daemon
+	# threads, and the last request's could be cut off by the exit before it answered (the
+	# client saw RemoteDisconnected, under load; a process would do the same).
 	H=$T/http
 	rm -rf "$H" && mkdir "$H" && seq 100000 >"$H/data"
 	if (cd "$H" && timeout 120 "$X" -w 1 "$PY" -c 'import http.server, os
 class Q(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *a): pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Q)
+class S(http.server.ThreadingHTTPServer): daemon_threads = False
+s = S(("127.0.0.1", 0), Q)
 open("port.tmp", "w").write(str(s.server_address[1])); os.rename("port.tmp", "port")
-for i in range(6): s.handle_request()' : "$PY" -c 'import os, time, urllib.request, hashlib
+for i in range(6): s.handle_request()
+s.server_close()' : "$PY" -c 'import os, time, urllib.request, hashlib
 while not os.path.exists("port"): time.sleep(0.05)
 u = "http://127.0.0.1:" + open("port").read()
 d = b"".join(urllib.request.urlopen(u + "/data", timeout=60).read() for i in range(5))
