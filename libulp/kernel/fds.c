@@ -347,12 +347,16 @@ void ulp_fd_claim_end(void)
  */
 
 /* The task's forks whose child has not yet closed the other ULPs' descriptors: one word per fork
- * at work (0: free, 1: its child is at work, 2: done, 3: given up by the parent) and how many are
- * at 1. MAP_SHARED, so that a fork child's stores reach the task. */
-#define FORK_SETTLE_WORDS 1023
+ * at work (0: free; odd: its child is at work, a ticket of that fork alone; 2: done; 4: given up
+ * by the parent) and how many are at work. The ticket: a child the parent gave up on (stopped, or
+ * slow on a loaded machine) may end its work after its word went to a later fork, and must not
+ * mark that fork's child done. MAP_SHARED, so that a fork child's stores reach the task; one
+ * page. */
+#define FORK_SETTLE_WORDS 1022
 #define FORK_SETTLE_NS 1000000000LL /* a child stopped or killed before it closed them */
 struct ulp_fd_forks {
 	_Atomic int pending;
+	_Atomic uint32_t seq; /* tickets given */
 	_Atomic uint32_t word[FORK_SETTLE_WORDS];
 };
 
@@ -374,17 +378,19 @@ static struct ulp_fd_forks *forks_page(struct ulp_fd_table *t)
 	return p;
 }
 
-/* A word of the page for this fork, counted as pending; NULL: no page, or all taken (a thousand
- * forks at once: this one is not waited for). */
-static _Atomic uint32_t *settle_claim(struct ulp_fd_table *t)
+/* A word of the page for this fork, holding its ticket (*ticket), counted as pending; NULL: no
+ * page, or all taken (a thousand forks at once: this one is not waited for). */
+static _Atomic uint32_t *settle_claim(struct ulp_fd_table *t, uint32_t *ticket)
 {
 	struct ulp_fd_forks *p = forks_page(t);
 	uint32_t free_word;
 	int i;
 
+	if (p)
+		*ticket = atomic_fetch_add(&p->seq, 1) << 1 | 1;
 	for (i = 0; p && i < FORK_SETTLE_WORDS; i++) {
 		free_word = 0;
-		if (atomic_compare_exchange_strong(&p->word[i], &free_word, 1)) {
+		if (atomic_compare_exchange_strong(&p->word[i], &free_word, *ticket)) {
 			atomic_fetch_add(&p->pending, 1);
 			return &p->word[i];
 		}
@@ -392,11 +398,11 @@ static _Atomic uint32_t *settle_claim(struct ulp_fd_table *t)
 	return NULL;
 }
 
-/* The word's fork is no longer pending: by its child (2) or by its parent (3), whichever comes
- * first. */
-static void settle_done(struct ulp_fd_table *t, _Atomic uint32_t *w, uint32_t by)
+/* The word's fork (ticket) is no longer pending: by its child (2) or by its parent (4),
+ * whichever comes first. */
+static void settle_done(struct ulp_fd_table *t, _Atomic uint32_t *w, uint32_t ticket, uint32_t by)
 {
-	uint32_t at_work = 1;
+	uint32_t at_work = ticket;
 
 	if (w && atomic_compare_exchange_strong(w, &at_work, by)) {
 		atomic_fetch_sub(&atomic_load(&t->forks)->pending, 1);
@@ -427,6 +433,7 @@ void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f)
 
 	f->was = NULL;
 	f->settle = NULL;
+	f->ticket = 0;
 	f->n = f->held = f->mapped = f->known = 0;
 	if (!t)
 		return; /* no instance, or a fork child's fork: its table is its own */
@@ -448,7 +455,7 @@ void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f)
 	f->known = f->was || f->n == 0; /* else no room: the child goes by the words it sees */
 	for (i = 0; i < f->n; i++)
 		f->was[i] = atomic_load_explicit(&own[i + 3], memory_order_relaxed);
-	f->settle = settle_claim(t);
+	f->settle = settle_claim(t, &f->ticket);
 }
 
 /* In the child: the closing flag is lowered once (a posix_spawn child shares the parent's
@@ -482,9 +489,10 @@ void ulp_fd_fork_end(struct ulp_fd_fork *f, long pid)
 	if (!f->settle || !t)
 		return;
 	/* A fork child closes them as it starts (a posix_spawn child has, once clone returned). */
-	while (pid > 0 && atomic_load(f->settle) == 1 && ulp_raw_clock_ns(CLOCK_MONOTONIC) < until)
-		sys(SYS_futex, (long)f->settle, FUTEX_WAIT, 1, (long)&step, 0, 0);
-	settle_done(t, f->settle, 3);
+	while (pid > 0 && atomic_load(f->settle) == f->ticket &&
+	       ulp_raw_clock_ns(CLOCK_MONOTONIC) < until)
+		sys(SYS_futex, (long)f->settle, FUTEX_WAIT, f->ticket, (long)&step, 0, 0);
+	settle_done(t, f->settle, f->ticket, 4);
 	atomic_store(f->settle, 0);
 	f->settle = NULL;
 }
@@ -552,7 +560,7 @@ void ulp_fd_close_others(const struct ulp_cb *cb, struct ulp_fd_fork *f)
 				sys(SYS_close, n, 0, 0, 0, 0, 0);
 	}
 	if (t)
-		settle_done(t, f->settle, 2);
+		settle_done(t, f->settle, f->ticket, 2);
 }
 
 void ulp_fd_note(long fd, uint32_t *word, uint32_t note)

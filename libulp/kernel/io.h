@@ -148,6 +148,7 @@ struct ulp_fd_fork {
 	int mapped; /* was is mapped (more words than buf holds) */
 	int known;  /* the words were read: a number past them was never recorded */
 	_Atomic uint32_t *settle; /* the child's word in the shared page (NULL: none) */
+	uint32_t ticket;	  /* what the word holds while the child is at work */
 	int32_t buf[ULP_FD_FORK_WORDS];
 };
 void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f);
