@@ -241,6 +241,11 @@ void ulp_rlimit_child(struct ulp_cb *cb, int forked)
 	long res;
 	int i;
 
+	/* First the child's own, the task's: where the ULP's cannot be read (its placeholder gone),
+	 * its execve must not set limits of 0 (execve failing with ENOMEM, getrlimit saying 0). */
+	for (i = 0; forked && i < DEFERRED; i++)
+		if (prl(0, deferred_res[i], NULL, &later[i]) < 0)
+			later[i].cur = later[i].max = RLIM_INFINITY;
 	if (cb->pid <= 0)
 		return;
 	for (res = 0; res < RLIM_NLIMITS; res++) {
