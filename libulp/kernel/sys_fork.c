@@ -455,6 +455,18 @@ static void join_group(const struct ulp_cb *cb, int pid, int of_child)
 		raw(SYS_setpgid, pid, g, 0, 0, 0, 0);
 }
 
+/* A child process of the ULP (fork, posix_spawn's CLONE_VM child, a non-PIE execve's child)
+ * takes what the ULP keeps apart from its task: scheduling settings, resource limits (own_memory:
+ * a fork child's, whose deferred ones are its own copy), no_new_privs, and only the ULP's
+ * descriptors of the table copied at the clone (fds: its words before the clone, or NULL). */
+static void child_takes_ulp(struct ulp_cb *cb, struct ulp_fd_fork *fds, int own_memory)
+{
+	ulp_sys_sched_child(cb);
+	ulp_rlimit_child(cb, own_memory);
+	ulp_cred_child(cb);
+	ulp_fd_close_others(cb, fds);
+}
+
 /* The first thing a posix_spawn (CLONE_VM) child does, before it resumes the ULP's code: its
  * standard descriptors (stdfds.c), its group; its parent can no longer move it once it exec'd. */
 static void vfork_child(void)
@@ -463,10 +475,7 @@ static void vfork_child(void)
 	if (!forked) {
 		int slot = vfork_slot();
 
-		ulp_sys_sched_child(ulp_current_cb());
-		ulp_rlimit_child(ulp_current_cb(), 0);
-		ulp_cred_child(ulp_current_cb());
-		ulp_fd_close_others(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL);
+		child_takes_ulp(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL, 0);
 	}
 	ulp_std_vfork_child();
 }
@@ -530,10 +539,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			became = 0;
 			join_group(cb, 0, of_child);
 			if (!of_child) { /* in a fork child, these are the kernel's already */
-				ulp_sys_sched_child(cb);
-				ulp_rlimit_child(cb, 1);
-				ulp_cred_child(cb);
-				ulp_fd_close_others(cb, &fds);
+				child_takes_ulp(cb, &fds, 1);
 			}
 			ulp_fd_fork_child_end(&fds);
 			child_std(cb);
@@ -693,9 +699,7 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	if (pid == 0) {
 		forked = 1;
-		ulp_rlimit_child(cb, 1);
-		ulp_cred_child(cb);
-		ulp_fd_close_others(cb, &fds);
+		child_takes_ulp(cb, &fds, 1);
 		ulp_fd_fork_child_end(&fds);
 		child_std(cb);
 		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
