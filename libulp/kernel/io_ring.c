@@ -608,24 +608,6 @@ int ulp_io_fd_makers(void)
 	return n;
 }
 
-int ulp_io_open_pending(long fd)
-{
-	struct ulp_io *io = ulp_io_self();
-	const struct ulp_io_wait *wt;
-	struct stat st;
-	int found = 0;
-
-	if (!io || !atomic_load(&io->opens) ||
-	    sys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) != 0 ||
-	    !S_ISFIFO(st.st_mode))
-		return 0;
-	ulp_spin_lock(&io->cq_lock);
-	for (wt = io->waiters; wt && !found; wt = wt->next)
-		found = wt->open_inflight && wt->open_dev == st.st_dev && wt->open_ino == st.st_ino;
-	ulp_spin_unlock(&io->cq_lock);
-	return found;
-}
-
 int ulp_io_fifo_opening(int pvid, uint64_t dev, uint64_t ino)
 {
 	struct ulp_io *io = ulp_io_self();
@@ -640,6 +622,19 @@ int ulp_io_fifo_opening(int pvid, uint64_t dev, uint64_t ino)
 			wt->open_ino == ino;
 	ulp_spin_unlock(&io->cq_lock);
 	return found;
+}
+
+int ulp_io_open_pending(long fd)
+{
+	struct ulp_io *io = ulp_io_self();
+	struct stat st;
+
+	/* no open in flight: no fstat either */
+	if (!io || !atomic_load(&io->opens) ||
+	    sys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH, 0, 0) != 0 ||
+	    !S_ISFIFO(st.st_mode))
+		return 0;
+	return ulp_io_fifo_opening(-1, st.st_dev, st.st_ino); /* any ULP's: no pvid is -1 */
 }
 
 void ulp_io_fork_hold(int hold)
