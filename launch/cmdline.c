@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +245,77 @@ static long elf_maps(const char *path, long *needed, char *interp, size_t interp
 	}
 	close(fd);
 	return maps;
+}
+
+/* The file offset of virtual address v in one of n program headers' PT_LOAD, or -1. */
+static long vaddr_offset(const Elf64_Phdr *ph, int n, uint64_t v)
+{
+	for (int i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && v >= ph[i].p_vaddr &&
+		    v < ph[i].p_vaddr + ph[i].p_filesz)
+			return (long)(ph[i].p_offset + (v - ph[i].p_vaddr));
+	return -1;
+}
+
+/* Which MPI a DT_NEEDED name is: MPICH's libraries (libmpich*, and libmpi.so.12, the MPICH ABI
+ * that derived MPIs keep) find their launcher through simple PMI-1; Open MPI's (soname
+ * version 40) through PMIx. */
+static enum cmd_mpi mpi_of(const char *name)
+{
+	if (!strncmp(name, "libmpich", 8) || !strcmp(name, "libmpi.so.12"))
+		return CMD_MPI_PMI1;
+	if ((!strncmp(name, "libmpi.so.", 10) || !strncmp(name, "libmpi_", 7) ||
+	     !strncmp(name, "libopen-", 8)) &&
+	    strstr(name, ".so.40"))
+		return CMD_MPI_PMIX;
+	return CMD_MPI_NONE;
+}
+
+enum cmd_mpi cmd_mpi_library(const char *path, char *lib, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[128];
+	Elf64_Dyn dyn[512];
+	long nd = 0, strtab = -1, off;
+	enum cmd_mpi kind = CMD_MPI_NONE;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), n = 0, i;
+
+	if (fd < 0)
+		return CMD_MPI_NONE;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(ph[0]) &&
+	    eh.e_phnum <= 128 &&
+	    pread(fd, ph, eh.e_phnum * sizeof(ph[0]), (off_t)eh.e_phoff) ==
+		(ssize_t)(eh.e_phnum * sizeof(ph[0])))
+		n = eh.e_phnum;
+	for (i = 0; i < n && !nd; i++)
+		if (ph[i].p_type == PT_DYNAMIC) {
+			ssize_t got = pread(
+			    fd, dyn, ph[i].p_filesz < sizeof(dyn) ? ph[i].p_filesz : sizeof(dyn),
+			    (off_t)ph[i].p_offset);
+
+			nd = got > 0 ? got / (long)sizeof(dyn[0]) : 0;
+		}
+	for (i = 0; i < nd && dyn[i].d_tag != DT_NULL; i++)
+		if (dyn[i].d_tag == DT_STRTAB)
+			strtab = vaddr_offset(ph, n, dyn[i].d_un.d_ptr);
+	for (i = 0; strtab >= 0 && i < nd && dyn[i].d_tag != DT_NULL && !kind; i++) {
+		char name[256];
+		ssize_t got;
+
+		if (dyn[i].d_tag != DT_NEEDED)
+			continue;
+		off = strtab + (long)dyn[i].d_un.d_val;
+		got = pread(fd, name, sizeof(name) - 1, (off_t)off);
+		if (got <= 0)
+			continue;
+		name[got] = '\0';
+		kind = mpi_of(name);
+		if (kind && lib)
+			snprintf(lib, len, "%s", name);
+	}
+	close(fd);
+	return kind;
 }
 
 /*

@@ -55,6 +55,11 @@ unsigned cmd_cpulist(const char *tool, const char *s, int *cpus, unsigned max);
  * /proc/sys/vm/max_map_count minus the mappings already there cannot hold them. A job that would
  * hit the limit fails halfway (mmap returns ENOMEM inside some ULP), so refuse it whole. */
 void cmd_check_map_count(const char *tool, const struct segment *segs, int nsegs);
+/* The MPI library a program links (a DT_NEEDED of its own; not followed further, nor dlopen):
+ * MPICH's (simple PMI-1, which ulpspawn serves) or Open MPI's (PMIx, which it does not). Its
+ * soname goes to lib (len bytes) when one is found. */
+enum cmd_mpi { CMD_MPI_NONE, CMD_MPI_PMI1, CMD_MPI_PMIX };
+enum cmd_mpi cmd_mpi_library(const char *path, char *lib, size_t len);
 /* The estimate for one rank of path (also used by the tests). */
 long cmd_maps_per_rank(const char *path);
 

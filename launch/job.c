@@ -943,6 +943,46 @@ static char **with_preload(const char *lib, char **env)
 	return env;
 }
 
+/*
+ * Whether the job serves PMI-1: --pmi or --no-pmi when given, else ULP_PMI (1 or 0) when set,
+ * else when a program links MPICH (cmd_mpi_library). Without a PMI server each rank of an MPICH
+ * program starts as a one-rank job of its own ("hello from 1 ranks" N times, exit 0: a wrong
+ * result that nothing reported), as an Open MPI program's ranks do without PMIx, which no tool
+ * here serves: such a job of more than one rank is refused (126) unless PMI is turned off.
+ * Returns 0 or 1, or -1 after the message.
+ */
+static int want_pmi(const struct job_opts *o, const struct segment *segs, int nsegs, long total)
+{
+	const char *env = getenv("ULP_PMI");
+	int pmi = o->pmi, i;
+	char lib[256];
+
+	if (!pmi && env && (!strcmp(env, "0") || !strcmp(env, "1")))
+		pmi = *env == '1' ? 1 : -1;
+	for (i = 0; i < nsegs; i++)
+		switch (cmd_mpi_library(segs[i].path, lib, sizeof(lib))) {
+		case CMD_MPI_PMI1:
+			pmi = pmi ? pmi : 1;
+			break;
+		case CMD_MPI_PMIX:
+			if (total > 1 && pmi >= 0) {
+				fprintf(
+				    stderr,
+				    "%s: %s links Open MPI (%s), whose ranks find each other "
+				    "through PMIx, which %s does not serve: its %ld ranks would "
+				    "each run as an MPI job of one rank. Run it with "
+				    "mpirun.openmpi, or build it with MPICH (mpicc.mpich); "
+				    "--no-pmi (ULP_PMI=0) runs the copies anyway\n",
+				    o->tool, segs[i].path, lib, o->tool, total);
+				return -1;
+			}
+			break;
+		case CMD_MPI_NONE:
+			break;
+		}
+	return pmi > 0;
+}
+
 int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 {
 	struct job j = {.o = o,
@@ -963,6 +1003,10 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 
 	for (i = 0; i < nsegs; i++)
 		j.total += segs[i].n;
+	rc = want_pmi(o, segs, nsegs, j.total);
+	if (rc < 0)
+		return 126;
+	o->pmi = rc;
 	if (per_rank && o->tasks != j.total) {
 		fprintf(stderr, "%s: -l and --output-filename need a PVAS task per rank\n",
 			o->tool);

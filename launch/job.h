@@ -26,7 +26,8 @@ struct job_opts {
 	const char *wdir;   /* --wdir: the ranks' working directory */
 	char **setenv;	    /* NAME=VALUE for every rank (-genv, -x) */
 	int nsetenv;
-	int pmi;		/* --pmi: serve PMI-1 to the ranks (launch/pmi.h) */
+	int pmi;		/* serve PMI-1 to the ranks (launch/pmi.h): 1 --pmi, -1 --no-pmi,
+				 * 0 ULP_PMI or whether a program links MPICH (job_run) */
 	int no_fallback;	/* refuse non-PIE programs instead of running them as processes */
 	int cpus[JOB_MAX_CPUS]; /* --bind */
 	unsigned ncpus;

@@ -45,7 +45,10 @@ static void usage(FILE *f)
 	    "                        (default: end the job at once, as mpiexec does)\n"
 	    "  --pmi                 serve PMI-1 (PMI_FD...) to the ranks: MPICH programs;\n"
 	    "                        MPI_Abort, or a rank ending before MPI_Finalize, ends the "
-	    "job\n"
+	    "job;\n"
+	    "                        the default when a program links MPICH (ULP_PMI=1 or 0\n"
+	    "                        decides otherwise)\n"
+	    "  --no-pmi              no PMI server, even for an MPI program\n"
 	    "  --no-fallback         refuse a non-PIE program (exit 126) instead of running its\n"
 	    "                        ranks as ordinary processes in the job\n"
 	    "  -h, --help            this text\n"
@@ -70,6 +73,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 		O_WDIR,
 		O_KEEP,
 		O_PMI,
+		O_NOPMI,
 		O_QUANTUM,
 		O_NOFB
 	};
@@ -84,6 +88,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 	    {"wdir", required_argument, NULL, O_WDIR},
 	    {"keep-going", no_argument, NULL, O_KEEP},
 	    {"pmi", no_argument, NULL, O_PMI},
+	    {"no-pmi", no_argument, NULL, O_NOPMI},
 	    {"quantum", required_argument, NULL, O_QUANTUM},
 	    {"no-fallback", no_argument, NULL, O_NOFB},
 	    {NULL, 0, NULL, 0},
@@ -152,6 +157,9 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 			break;
 		case O_PMI:
 			o->pmi = 1;
+			break;
+		case O_NOPMI:
+			o->pmi = -1;
 			break;
 		case O_QUANTUM:
 			cmd_quantum("ulpspawn", optarg);

@@ -108,4 +108,33 @@ else
 	no "a ULP rank that segfaults after MPI_Init ends the ulpspawn job (139), naming the rank"
 fi
 
+# No --pmi: a program that links MPICH gets the PMI server all the same (before, each of the N
+# ranks ran as a one-rank job, "hello from 1 ranks" N times, exit status 0).
+if expect "mpiexec -n 2" 0 "$MPIEXEC" -n 2 $B/mpi_check && cp "$T/out" "$T/ref" &&
+	expect "ulpspawn -n 2 (no --pmi)" 0 $S -n 2 -t 1 $B/mpi_check && cmp -s "$T/out" "$T/ref" &&
+	expect "ulpexec -n 2" 0 $O/bin/ulpexec -n 2 $B/mpi_check && cmp -s "$T/out" "$T/ref"; then
+	ok "an MPICH program under ulpspawn or ulpexec without --pmi is served PMI (prints what mpiexec's prints)"
+else
+	diff "$T/ref" "$T/out" >>"$T/out" 2>&1
+	no "an MPICH program under ulpspawn or ulpexec without --pmi is served PMI (prints what mpiexec's prints)"
+fi
+if expect "ulpspawn --no-pmi" 0 $S --no-pmi -n 2 -t 1 $B/mpi_check &&
+	[ "$(grep -c '^hello from 1 ranks' "$T/out")" = 2 ]; then
+	ok "ulpspawn --no-pmi runs an MPICH program's copies without PMI (each a one-rank job)"
+else
+	no "ulpspawn --no-pmi runs an MPICH program's copies without PMI (each a one-rank job)"
+fi
+# An Open MPI program's ranks need PMIx: refused, not run as N one-rank jobs.
+OMPI=$O/examples/mpi/mpi_prog.ompi
+if [ -x "$OMPI" ]; then
+	if expect "ulpspawn Open MPI" 126 $S -n 2 $OMPI 1 10 1 &&
+		grep -q "links Open MPI (libmpi.so.40).*PMIx" "$T/out" && ! grep -q '1 ranks' "$T/out"; then
+		ok "ulpspawn -n 2 of an Open MPI program is refused (126), naming the library and PMIx"
+	else
+		no "ulpspawn -n 2 of an Open MPI program is refused (126), naming the library and PMIx"
+	fi
+else
+	skip "ulpspawn of an Open MPI program: $OMPI not built (no mpicc.openmpi)"
+fi
+
 finish mpi-pmi
