@@ -305,6 +305,17 @@ static void relay(int sig, siginfo_t *si, void *uc)
 			ulp_sig_deliver(cur, uc);
 		return;
 	}
+	/* Sent by a child process of one of the task's ULPs: the kernel's parent of that child is
+	 * the task, so getppid() in a program it runs names the task, and `kill -USR1 $PPID` in a
+	 * shell script a ULP's shell ran reached every ULP of the task (ended those with the
+	 * default action): it is meant for the child's ULP alone. */
+	if ((si->si_code == SI_USER || si->si_code == SI_QUEUE) && si->si_pid > 0 &&
+	    (pvid = owner_of_child(si->si_pid)) >= 0) {
+		ulp_sig_post(pvid, sig, si->si_code, si->si_pid, (int)si->si_uid, value);
+		if (cur && cur->pvid == pvid && pc >= cur->part_lo && pc < cur->part_hi)
+			ulp_sig_deliver(cur, uc);
+		return;
+	}
 	broadcast(sig, si->si_code, si->si_pid, (int)si->si_uid, value);
 	if (cur && pc >= cur->part_lo && pc < cur->part_hi)
 		ulp_sig_deliver(cur, uc);

@@ -324,4 +324,21 @@ if expect "readlink exe" 0 $X -n 2 /usr/bin/readlink /proc/self/exe &&
 	ok "readlink /proc/self/exe in a ULP names its program, as in a process"
 else no "readlink /proc/self/exe in a ULP names its program, as in a process"; fi
 
+# A child of a ULP signals its parent by $PPID (the kernel's parent of the child: the task). As
+# processes only that parent gets it; until 27 Nov every ULP of the task did, and the other rank,
+# with bash's default action for SIGUSR1, ended too.
+cat >"$T/ppid.sh" <<'EOF'
+if [ "$ULP_RANK" = 0 ]; then /usr/bin/sh -c 'kill -USR1 $PPID'; sleep 0.5; echo "rank 0 after"
+else sleep 1; echo "rank 1 alive"; fi
+EOF
+(ULP_RANK=0 /bin/bash "$T/ppid.sh" & ULP_RANK=1 /bin/bash "$T/ppid.sh" & wait) >"$T/ref" 2>&1
+for w in 1 2; do
+	if expect "kill \$PPID" 138 $X -n 2 -w $w /bin/bash "$T/ppid.sh" &&
+		[ "$(lines 'rank 1 alive')" = 1 ] && [ "$(lines 'rank 0 after')" = 0 ] &&
+		grep -q 'rank 0 .*killed by SIGUSR1' "$T/out" &&
+		[ "$(grep -c 'rank 1 alive' "$T/ref")" = 1 ] && [ "$(grep -c 'rank 0 after' "$T/ref")" = 0 ]; then
+		ok "kill -USR1 \$PPID in a ULP's child reaches that ULP only, as a process's parent (-w $w)"
+	else no "kill -USR1 \$PPID in a ULP's child reaches that ULP only, as a process's parent (-w $w)"; fi
+done
+
 finish signals
