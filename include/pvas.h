@@ -62,6 +62,13 @@ int pvas_destroy(pvd_t pvd);
 /* Kill the live tasks (SIGKILL), reap them, then destroy. */
 int pvas_destroy_force(pvd_t pvd);
 
+/* What one ULP gets beyond its program (NULL: nothing more). */
+struct pvas_ulp_attr {
+	/* its standard input is /dev/null, its own: the task's descriptor 0 stays for its other
+	 * ULPs (an MPI launcher's ranks other than 0 read nothing of the job's input) */
+	int stdin_null;
+};
+
 struct pvas_task_attr {
 	unsigned workers; /* kernel threads of the task (0: 1) */
 	const int *cpus;  /* pin worker i to cpus[i % ncpus] (NULL: no pinning) */
@@ -73,7 +80,13 @@ struct pvas_task_attr {
 	 * once pvas_spawn_attr returned. Its ULPs share them (one fd table per task). */
 	int redirect;
 	int stdio[3];
+	/* redirect: these descriptors of the launcher's stay open in the task too (an MPI
+	 * launcher's PMI_FD ends for the task's ranks); at most PVAS_TASK_MAX_KEEP, else -EINVAL */
+	const int *keep;
+	unsigned nkeep;
+	const struct pvas_ulp_attr *ulp; /* the first ULP's (NULL: none) */
 };
+#define PVAS_TASK_MAX_KEEP 64
 
 /*
  * Spawn a PVAS task whose first ULP, pvid (-1: the lowest free partition), runs file with argv
@@ -88,6 +101,9 @@ pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
  * -ESRCH: no such live task of this pvd. */
 int pvas_task_exec(pvd_t pvd, pid_t task, int pvid, const char *file, char *const argv[],
 		   char *const envp[]);
+/* The same, with what the ULP gets beyond its program (uattr may be NULL). */
+int pvas_task_exec_attr(pvd_t pvd, pid_t task, int pvid, const char *file, char *const argv[],
+			char *const envp[], const struct pvas_ulp_attr *uattr);
 
 /* Drop the hold of a task spawned with attr.hold: it ends once its ULPs have ended. A held
  * task counts as alive for pvas_destroy. Releasing twice is harmless. */

@@ -830,6 +830,28 @@ static int pmi_open_task(struct job *j, long k)
 	return 0;
 }
 
+/* /dev/null for a process rank's stdin: the job's input is rank 0's only (as ULP ranks get it,
+ * pvas_ulp_attr.stdin_null). */
+static int null_input(const char *tool, long r)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		fprintf(stderr, "%s: rank %ld: /dev/null: %s\n", tool, r, strerror(errno));
+	return fd;
+}
+
+/* A redirected task (attr.redirect) keeps only what it is told: its ranks' PMI ends too (before
+ * 27 Nov `ulpspawn --pmi -l` closed them, and every rank's MPI_Init failed). */
+static void pmi_task_keep(const struct job *j, long k, struct pvas_task_attr *attr)
+{
+	long first, last;
+
+	task_ranks(j, k, &first, &last);
+	attr->keep = &j->pmi_fd[first];
+	attr->nkeep = (unsigned)(last - first);
+}
+
 /* Our copies of task k's ends go: a rank's exit then closes the last one (EOF on ours). */
 static void pmi_close_task(struct job *j, long k)
 {
@@ -1119,6 +1141,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		struct segment *sg;
 		int po[2] = {-1, -1}, pe[2] = {-1, -1}, stdio[3] = {-1, -1, -1}, make_task;
 		int new_task = r == 0 || (r - 1) * o->tasks / j.total != task;
+		/* the job's stdin is rank 0's only, as under mpiexec (ulp_std_start) */
+		struct pvas_ulp_attr uattr = {.stdin_null = r > 0};
 		static int shifted[JOB_MAX_CPUS];
 
 		signals(&j);
@@ -1172,6 +1196,11 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			stdio[1] = o->tag ? po[1] : j.r[r].file_out;
 			stdio[2] = o->tag ? pe[1] : j.r[r].file_err;
 		}
+		if (sg->process && r > 0 && (stdio[0] = null_input(o->tool, r)) < 0) {
+			free(env);
+			failed_load = 1;
+			break;
+		}
 		if (sg->process) {
 			struct fallback_spec fs = {
 			    .path = sg->path,
@@ -1183,6 +1212,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			    .ncpus = o->ncpus < o->workers ? o->ncpus : (unsigned)o->workers};
 
 			rc = fallback_start(&fs, &j.r[r].pidfd);
+			if (stdio[0] >= 0)
+				close(stdio[0]);
 			if (j.pmi)
 				launch_pmi_close_client(j.pmi, (int)r);
 			if (rc > 0) {
@@ -1199,14 +1230,18 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 				tattr.stdio[0] = -1;
 				tattr.stdio[1] = stdio[1];
 				tattr.stdio[2] = stdio[2];
+				if (j.pmi) /* its ranks' PMI_FD ends stay open in it */
+					pmi_task_keep(&j, task, &tattr);
 			}
+			tattr.ulp = &uattr;
 			rc = pvas_spawn_attr(j.pvd, -1, sg->path, sg->argv, env, &tattr);
 			if (rc > 0)
 				tasks[task] = rc;
 			if (j.pmi) /* the task has its ranks' ends now; later tasks must not */
 				pmi_close_task(&j, task);
 		} else {
-			rc = pvas_task_exec(j.pvd, tasks[task], -1, sg->path, sg->argv, env);
+			rc = pvas_task_exec_attr(j.pvd, tasks[task], -1, sg->path, sg->argv, env,
+						 &uattr);
 		}
 		if (o->tag && po[0] >= 0) {
 			close(po[1]);

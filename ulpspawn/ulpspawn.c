@@ -57,7 +57,8 @@ static void usage(FILE *f)
 	    "that\n"
 	    "ended the job when it was aborted); 127: a program is missing, 126: it cannot run.\n"
 	    "SIGUSR1/SIGUSR2 and the first SIGINT/SIGTERM go on to every rank; a second\n"
-	    "SIGINT/SIGTERM, or SIGHUP, ends every task (status 128+signal).\n");
+	    "SIGINT/SIGTERM, or SIGHUP, ends every task (status 128+signal).\n"
+	    "Standard input is rank 0's; the other ranks read /dev/null.\n");
 }
 
 static int tasks_given;

@@ -485,7 +485,7 @@ int pvas_kill(pvd_t pvd, int sig)
 /* ---- tasks and ULPs ---- */
 
 static int load(struct pvas *pv, int pvid, const char *file, char *const argv[], char *const envp[],
-		struct ulp_cb **cb)
+		const struct pvas_ulp_attr *uattr, struct ulp_cb **cb)
 {
 	char err[512];
 	int rc;
@@ -496,11 +496,13 @@ static int load(struct pvas *pv, int pvid, const char *file, char *const argv[],
 	}
 	rc = ulp_proc_load(pv->region, pvid, file, argv, envp ? envp : (char *const[]){NULL}, cb,
 			   err, sizeof(err));
-	if (rc)
+	if (rc) {
 		pvas_set_err("%s", err);
-	else
-		(*cb)->rank = -1;
-	return rc;
+		return rc;
+	}
+	(*cb)->rank = -1;
+	(*cb)->std_null_in = uattr && uattr->stdin_null;
+	return 0;
 }
 
 pid_t pvas_spawn(pvd_t pvd, int pvid, const char *file, char *const argv[], char *const envp[])
@@ -560,7 +562,7 @@ pid_t pvas_spawn_attr(pvd_t pvd, int pvid, const char *file, char *const argv[],
 
 	if (!pv)
 		return -EBADF;
-	rc = load(pv, pvid, file, argv, envp, &cb);
+	rc = load(pv, pvid, file, argv, envp, attr ? attr->ulp : NULL, &cb);
 	return rc ? rc : start_task(pv, attr, cb, file);
 }
 
@@ -591,6 +593,12 @@ int pvas_task_pvid(pvd_t pvd, pid_t task)
 int pvas_task_exec(pvd_t pvd, pid_t task, int pvid, const char *file, char *const argv[],
 		   char *const envp[])
 {
+	return pvas_task_exec_attr(pvd, task, pvid, file, argv, envp, NULL);
+}
+
+int pvas_task_exec_attr(pvd_t pvd, pid_t task, int pvid, const char *file, char *const argv[],
+			char *const envp[], const struct pvas_ulp_attr *uattr)
+{
 	struct pvas *pv = get(pvd);
 	struct pvas_task *t;
 	struct ulp_cb *cb;
@@ -603,7 +611,7 @@ int pvas_task_exec(pvd_t pvd, pid_t task, int pvid, const char *file, char *cons
 		pvas_set_err("pvas_task_exec: no live PVAS task %d", (int)task);
 		return -ESRCH;
 	}
-	rc = load(pv, pvid, file, argv, envp, &cb);
+	rc = load(pv, pvid, file, argv, envp, uattr, &cb);
 	if (rc)
 		return rc;
 	rc = pvas_task_add(t, cb, NULL);

@@ -29,6 +29,9 @@ struct pvas_task {
 	unsigned ncpus;
 	int redirect; /* attr.redirect: fds 0..2 from stdio[] (-1: keep), no other of ours */
 	int stdio[3];
+	/* what take_stdio leaves open from 3 up, ascending: attr.keep and the runtime's two */
+	int keep[PVAS_TASK_MAX_KEEP + 2];
+	unsigned nkeep;
 	char *stacks; /* one PVAS_TASK_STACK per worker */
 	size_t stacks_len;
 };

@@ -46,29 +46,45 @@ static void bind_cpu(struct pvas_task *t, unsigned i)
 
 /* attr.redirect: the task's 0, 1, 2 become the launcher's stdio[] (its pipes or files for the
  * ranks of this task), and it keeps no other descriptor of the launcher's (another task's pipe
- * end kept open here would hide that task's EOF) but the runtime's own. */
+ * end kept open here would hide that task's EOF) but t->keep: the runtime's own and attr.keep. */
 static void take_stdio(struct pvas_task *t)
 {
-	int keep[2] = {t->pv->end_efd, t->pv->region->backend_fd}, i;
 	long lo = 3;
+	unsigned i;
 
 	for (i = 0; i < 3; i++)
-		if (t->stdio[i] >= 0 && t->stdio[i] != i)
+		if (t->stdio[i] >= 0 && t->stdio[i] != (int)i)
 			ulp_arch_syscall(SYS_dup2, t->stdio[i], i, 0, 0, 0, 0);
-	if (keep[0] > keep[1]) {
-		int x = keep[0];
-
-		keep[0] = keep[1];
-		keep[1] = x;
-	}
-	for (i = 0; i < 2; i++) {
-		if (keep[i] < lo)
+	for (i = 0; i < t->nkeep; i++) { /* ascending: close the gaps between them */
+		if (t->keep[i] < lo)
 			continue;
-		if (keep[i] > lo)
-			ulp_arch_syscall(SYS_close_range, lo, keep[i] - 1, 0, 0, 0, 0);
-		lo = keep[i] + 1;
+		if (t->keep[i] > lo)
+			ulp_arch_syscall(SYS_close_range, lo, t->keep[i] - 1, 0, 0, 0, 0);
+		lo = t->keep[i] + 1;
 	}
 	ulp_arch_syscall(SYS_close_range, lo, ~0u, 0, 0, 0, 0);
+}
+
+/* t->keep: attr's descriptors and the runtime's, ascending (take_stdio runs without libc). */
+static int keep_set(struct pvas_task *t, const struct pvas_task_attr *attr)
+{
+	int add[2] = {t->pv->end_efd, t->pv->region->backend_fd};
+	unsigned i, n = attr ? attr->nkeep : 0;
+
+	if (n > PVAS_TASK_MAX_KEEP || (n && !attr->keep))
+		return -EINVAL;
+	for (i = 0; i < n + 2; i++) {
+		int fd = i < n ? attr->keep[i] : add[i - n];
+		unsigned k = t->nkeep;
+
+		if (fd < 0)
+			continue;
+		for (; k > 0 && t->keep[k - 1] > fd; k--)
+			t->keep[k] = t->keep[k - 1];
+		t->keep[k] = fd;
+		t->nkeep++;
+	}
+	return 0;
 }
 
 static int task_worker(void *arg)
@@ -172,6 +188,10 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	t->stdio[0] = attr ? attr->stdio[0] : -1;
 	t->stdio[1] = attr ? attr->stdio[1] : -1;
 	t->stdio[2] = attr ? attr->stdio[2] : -1;
+	if (keep_set(t, attr)) {
+		free(t);
+		return -EINVAL;
+	}
 	hooks.arg = t;
 	sa.nworkers = n;
 	sa.accounting = attr ? attr->accounting : 0;

@@ -196,6 +196,9 @@ long ulp_std_dup(struct ulp_cb *cb, const struct ulp_sys *s);
 void ulp_std_close(struct ulp_cb *cb, long fd);
 int ulp_std_exec(struct ulp_cb *cb, long fd);
 void ulp_std_child(const struct ulp_cb *cb);
+/* At a ULP's start (ulp_start): /dev/null as its own stdin when its launcher asked for it
+ * (std_null_in: pvas_ulp_attr.stdin_null). */
+void ulp_std_start(struct ulp_cb *cb);
 /* open of /dev/stdout, /proc/self/fd/1 and the like when that descriptor is the ULP's own: 1 and
  * the result in *ret (its copy opened again), else 0. */
 int ulp_std_open(const struct ulp_cb *cb, const char *path, int flags, long *ret);

@@ -175,6 +175,7 @@ static void ulp_start(void *arg)
 		ulp_arch_syscall(SYS_write, 2, (long)msg, sizeof(msg) - 1, 0, 0, 0);
 		ulp_proc_exit(cb, 126, 0);
 	}
+	ulp_std_start(cb);
 	ulp_arch_enter_program(cb->entry, cb->sp);
 }
 

@@ -136,6 +136,7 @@ struct ulp_cb {
 	uintptr_t fault_addr, fault_pc;
 	unsigned std_closed; /* fds 0-2 this ULP closed (kept open for the others) */
 	int std_own[3];	     /* its own 0-2 where it redirected them (stdfds.c); 0: the task's */
+	int std_null_in;     /* its launcher gave it /dev/null as stdin (ulp_std_start) */
 	int rank;	     /* for the tools: ULP_RANK */
 	int pid;	     /* its process id: its placeholder process's (ident.c), 0 before */
 	int nkids;	     /* its child processes not yet waited for (sys_fork.c) */

@@ -120,6 +120,28 @@ int ulp_std_exec(struct ulp_cb *cb, long fd)
 }
 
 /*
+ * An MPI launcher gives the job's standard input to rank 0 only; mpiexec's other ranks read
+ * nothing of it. The ULPs of a task share its 0, so a rank given std_null_in gets a 0 of its
+ * own, /dev/null (EOF at once, as Open MPI's ranks other than 0 get), as if it had done
+ * dup2(open("/dev/null"), 0): its children inherit it. Where /dev/null cannot be opened it has
+ * no stdin (EBADF) rather than the job's.
+ */
+void ulp_std_start(struct ulp_cb *cb)
+{
+	struct ulp_sys d = {.nr = SYS_dup2};
+	long fd;
+
+	if (!cb->std_null_in)
+		return;
+	fd = ulp_fd_make_own(cb, SYS_openat, AT_FDCWD, (long)"/dev/null", O_RDONLY, 0);
+	d.a[0] = fd;
+	if (fd < 0 || ulp_std_dup(cb, &d) < 0)
+		cb->std_closed |= 1u;
+	if (fd >= 0)
+		ulp_fd_drop(cb, fd);
+}
+
+/*
  * In a new child process of the ULP (fork, posix_spawn's CLONE_VM child, the child that runs a
  * non-PIE exec): its table is a copy of the task's; make 0-2 the ULP's, close those the ULP
  * closed, and drop the ULP's own copies. Only the child's table changes (raw calls; a CLONE_VM

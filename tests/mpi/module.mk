@@ -13,6 +13,11 @@ $(MPI_T)/mpi_check: tests/mpi/mpi_check.c
 	$(if $(MPI_MPICC),,$(error $@ needs MPICH's mpicc.mpich: sh mk/deps.sh check installs it))
 	$(Q)$(MPI_MPICC) -O1 -g -fPIE -pie -o $@ $<
 
+$(MPI_T)/mpi_more: tests/mpi/mpi_more.c
+	@mkdir -p $(dir $@)
+	$(if $(MPI_MPICC),,$(error $@ needs MPICH's mpicc.mpich: sh mk/deps.sh check installs it))
+	$(Q)$(MPI_MPICC) -O1 -g -fPIE -pie -o $@ $<
+
 $(MPI_T)/test_pmi: $(O)/tests/mpi/test_pmi.o $(O)/launch/pmi.o
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka
 $(O)/tests/mpi/test_pmi.o: CPPFLAGS += -Ilaunch
@@ -21,13 +26,14 @@ $(MPI_T)/pmi_guest: tests/mpi/pmi_guest.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -pie -o $@ $<
 
-MPI_TEST_PROGS := $(MPI_T)/pmi_procs $(MPI_T)/mpi_check $(MPI_T)/test_pmi $(MPI_T)/pmi_guest \
+MPI_TEST_PROGS := $(MPI_T)/pmi_procs $(MPI_T)/mpi_check $(MPI_T)/mpi_more $(MPI_T)/test_pmi $(MPI_T)/pmi_guest \
 	$(O)/bin/ulpspawn $(O)/examples/mpi/mpi_prog $(O)/examples/mpi_like/mpi_like_prog
 
 .PHONY: check-mpi
 check-mpi: $(MPI_TEST_PROGS)
 	$(Q)$(RUN_TEST) pmi-unit $(MPI_T)/test_pmi
 	$(Q)ULP_TEST_TIMEOUT=600 $(RUN_TEST) mpi-pmi sh tests/mpi/mpi.sh $(O)
+	$(Q)ULP_TEST_TIMEOUT=600 $(RUN_TEST) mpi-more sh tests/mpi/mpi_more.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) mpi-prog sh tests/mpi/mpi_prog.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) mpi-netpipe sh tests/mpi/netpipe.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) mpi-kill sh tests/mpi/mpi_kill.sh $(O)
