@@ -159,7 +159,11 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 	int32_t me = cb->pvid + 1;
 	long fd, top, f;
 
-	if (!own || ulp_sys_in_child())
+	if (ulp_sys_in_child())
+		return;
+	if (!cloexec)
+		ulp_lock_end(cb); /* its record locks (sys_lock.c) */
+	if (!own)
 		return;
 	top = atomic_load(&t->hi);
 	for (fd = 3; fd < top; fd++) {
@@ -169,6 +173,7 @@ void ulp_fd_close_owned(struct ulp_cb *cb, int cloexec)
 			f = sys(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
 			if (f < 0 || !(f & FD_CLOEXEC))
 				continue;
+			ulp_lock_closing(cb, fd); /* its record locks on the file go */
 		}
 		/* Closed first, forgotten then: the number stays its own until it is closed. */
 		sys(SYS_close, fd, 0, 0, 0, 0, 0);
@@ -590,6 +595,7 @@ void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec)
 			sys(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC, 0, 0, 0);
 			continue;
 		}
+		ulp_lock_closing(cb, fd); /* its record locks on the file go (sys_lock.c) */
 		sys(SYS_close, fd, 0, 0, 0, 0, 0);
 		forget_own(&own[fd], me);
 	}

@@ -98,6 +98,8 @@ struct ulp_fd_table {
 	/* The forks whose child has not yet closed the other ULPs' descriptors: a page shared with
 	 * the children (fds.c, ulp_fd_fifo_gate); mapped at the first fork. */
 	_Atomic(struct ulp_fd_forks *) forks;
+	/* The ULPs' private opens of the files they lock (sys_lock.c); mapped at the first. */
+	_Atomic(struct ulp_locks *) locks;
 };
 struct ulp_fd_table *ulp_io_fd_table(void);
 /* Descriptor ownership (fds.c). own: fd was made by cb's call (0-2 and fds past the table are
@@ -180,6 +182,17 @@ void ulp_fd_own_cmsg(struct ulp_cb *cb, const struct msghdr *mh);
 /* Call s (one of ulp_sys_fd_new's), which returned r, made descriptor r. */
 struct ulp_sys;
 int ulp_fd_makes(const struct ulp_sys *s, long r);
+
+/* Record locks (sys_lock.c): each ULP locks a file through a private open of it, a runtime
+ * descriptor. is_private: fd is one (a program may not close it nor dup2 onto it); closing: cb
+ * is about to close fd (close, dup2 onto it, close_range, execve), its locks on fd's file go,
+ * closing_range the same for each of [lo, hi]; end: all of cb's go (its end); child: a new child
+ * process closes every private in its table (it holds none of its parent's locks). */
+int ulp_lock_is_private(long fd);
+void ulp_lock_closing(struct ulp_cb *cb, long fd);
+void ulp_lock_closing_range(struct ulp_cb *cb, long lo, long hi);
+void ulp_lock_end(struct ulp_cb *cb);
+void ulp_lock_child(void);
 
 /* A ULP's own standard descriptors (stdfds.c): where a ULP (whose task's table other ULPs
  * share) redirected its 0-2 (dup2/dup3 onto them), at numbers from ULP_STD_LOW up, below the

@@ -158,6 +158,10 @@ struct ulp_cb {
 	int nnp; /* it set no_new_privs, which its child processes get (sys_cred.c) */
 	/* Its soft RLIMIT_NOFILE as last read from its placeholder, 0: not yet (sys_rlimit.c) */
 	_Atomic uint64_t nofile;
+	/* Its private opens of the files it locks (sys_lock.c): how many, and the table entry of
+	 * the last one looked up */
+	_Atomic int nlocks;
+	int lock_hint;
 	char path[256];
 	char exe[4096]; /* its program's absolute path, as /proc/self/exe names it */
 	/* Its current directory (fs.c): device and inode (0, 0: not kept), and its path (kept

@@ -464,6 +464,7 @@ static void child_takes_ulp(struct ulp_cb *cb, struct ulp_fd_fork *fds, int own_
 	ulp_sys_sched_child(cb);
 	ulp_rlimit_child(cb, own_memory);
 	ulp_cred_child(cb);
+	ulp_lock_child(); /* before close_others lowers the fork's closing flag */
 	ulp_fd_close_others(cb, fds);
 }
 

@@ -43,7 +43,7 @@ static int is_kept_fd(const struct ulp_cb *cb, long fd)
 	for (i = 0; i < NKEPT; i++)
 		if (fds[i] >= 0 && fd == fds[i])
 			return 1;
-	return 0;
+	return ulp_lock_is_private(fd); /* a ULP's private open of a file it locks */
 }
 
 /* close of a number no ULP recorded: once no call of another ULP is between making that number
@@ -71,6 +71,8 @@ long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
 
 	if (fd >= 0 && fd <= 2) {
 		r = cb->std_closed & (1u << fd) ? -EBADF : 0;
+		if (!r)
+			ulp_lock_closing(cb, ulp_std_fd(cb, fd));
 		cb->std_closed |= 1u << fd;
 		ulp_std_close(cb, fd);
 		return r;
@@ -78,10 +80,11 @@ long ulp_sys_close(struct ulp_cb *cb, struct ulp_sys *s)
 	if (is_kept_fd(cb, fd))
 		return -EBADF; /* the runtime's, not the program's */
 	owner = ulp_fd_owner(fd);
+	if (owner && owner != cb->pvid + 1)
+		return -EBADF; /* another ULP's, as another process's is not in this one's table */
+	ulp_lock_closing(cb, fd); /* its record locks on the file go (sys_lock.c) */
 	if (!owner) /* the launcher's, an ioctl's; or a neighbour's being made (fds.c) */
 		return close_nobodys(cb, fd);
-	if (owner != cb->pvid + 1)
-		return -EBADF; /* another ULP's, as another process's is not in this one's table */
 	r = ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
 	ulp_fd_forget(cb, fd); /* its own until closed: a double close elsewhere sees so */
 	return r;
@@ -127,6 +130,14 @@ static long own_gap(struct ulp_cb *cb, unsigned a, unsigned b, long cloexec)
 	return 0;
 }
 
+/* The ULP's record locks on the files of [a, b] go, as these are closed (sys_lock.c). */
+static long lock_gap(struct ulp_cb *cb, unsigned a, unsigned b, long arg)
+{
+	(void)arg;
+	ulp_lock_closing_range(cb, a, b);
+	return 0;
+}
+
 /* The kernel's close_range of [a, b] with flags arg. */
 static long native_gap(struct ulp_cb *cb, unsigned a, unsigned b, long flags)
 {
@@ -151,6 +162,8 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 	 * are processes of their own and may set it there); on the ULP's own, set. */
 	for (fd = first; fd <= last && fd <= 2; fd++) {
 		if (!(flags & CLOSE_RANGE_CLOEXEC)) {
+			if (!(cb->std_closed & (1u << fd)))
+				ulp_lock_closing(cb, ulp_std_fd(cb, fd));
 			cb->std_closed |= 1u << fd;
 			ulp_std_close(cb, fd);
 		} else if (cb->std_own[fd]) {
@@ -169,6 +182,7 @@ long ulp_sys_close_range(struct ulp_cb *cb, struct ulp_sys *s)
 	if (last >= PVAS_FD_HIGH)
 		last = PVAS_FD_HIGH - 1;
 	if (!(flags & CLOSE_RANGE_CLOEXEC)) {
+		gaps(cb, lo, last, any_kept, lock_gap, 0);
 		ulp_fd_disown(lo, last);
 		for (i = 0; i < 3; i++) /* its own 0-2 stay, and stay its own */
 			if (cb->std_own[i])
@@ -204,6 +218,18 @@ static long dup_nobodys(struct ulp_cb *cb, const struct ulp_sys *s, long from, l
 	return r;
 }
 
+/* dup2(oldfd, newfd) closes newfd, open: the ULP's record locks on its file go (sys_lock.c),
+ * unless the call fails first (oldfd not open) or changes nothing (dup2(fd, fd)). */
+static void dup_closing(struct ulp_cb *cb, long oldfd, long newfd)
+{
+	if (!atomic_load_explicit(&cb->nlocks, memory_order_relaxed) || oldfd == newfd ||
+	    (oldfd >= 0 && oldfd <= 2 && (cb->std_closed & (1u << oldfd))) ||
+	    (newfd >= 0 && newfd <= 2 && (cb->std_closed & (1u << newfd))) ||
+	    ulp_arch_syscall(SYS_fcntl, ulp_std_fd(cb, oldfd), F_GETFD, 0, 0, 0, 0) < 0)
+		return;
+	ulp_lock_closing(cb, ulp_std_fd(cb, newfd));
+}
+
 /* dup2, dup3 onto 0-2: this ULP's own (stdfds.c), open again for it if it had closed it (a
  * shell's `close(1); dup2(2, 1)` around a redirected builtin); the task's 0-2, every other
  * ULP's, stay. Onto another one: the new descriptor is the caller's. Onto one of the runtime's
@@ -220,6 +246,7 @@ long ulp_sys_dup2(struct ulp_cb *cb, struct ulp_sys *s)
 
 	if (is_kept_fd(cb, newfd) || (owner && owner != cb->pvid + 1))
 		return -EBUSY;
+	dup_closing(cb, oldfd, newfd);
 	/* 0-2: kept for this ULP, its task's other ULPs keep theirs */
 	if (newfd >= 0 && newfd <= 2)
 		return ulp_std_dup(cb, s);
@@ -244,6 +271,12 @@ void ulp_io_exec_fds(struct ulp_cb *cb, int sole)
 	long fd, dir, n, off, f;
 
 	for (fd = 0; fd <= 2; fd++) {
+		if (atomic_load_explicit(&cb->nlocks, memory_order_relaxed) &&
+		    !(cb->std_closed & (1u << fd))) { /* its record locks there go (sys_lock.c) */
+			f = ulp_arch_syscall(SYS_fcntl, ulp_std_fd(cb, fd), F_GETFD, 0, 0, 0, 0);
+			if (f > 0 && (f & FD_CLOEXEC))
+				ulp_lock_closing(cb, ulp_std_fd(cb, fd));
+		}
 		if (ulp_std_exec(cb, fd))
 			continue; /* its own */
 		f = ulp_arch_syscall(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
@@ -275,6 +308,7 @@ void ulp_io_exec_fds(struct ulp_cb *cb, int sole)
 				continue;
 			f = ulp_arch_syscall(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
 			if (f > 0 && (f & FD_CLOEXEC)) {
+				ulp_lock_closing(cb, fd);
 				ulp_fd_disown(fd, fd);
 				ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
 			}

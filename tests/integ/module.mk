@@ -9,7 +9,8 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/sigs $(INTEG)/sigs_dyn $(INTEG)/fds $(INTEG)/ident $(INTEG)/ident_dyn \
 	$(INTEG)/execs $(INTEG)/execs_dyn $(INTEG)/spinwait $(INTEG)/spinwait_dyn \
 	$(INTEG)/fdends $(INTEG)/fdends_dyn $(INTEG)/fdends_nopie $(INTEG)/dblclose \
-	$(INTEG)/stdfds $(INTEG)/stdfds_dyn $(INTEG)/sigfd $(INTEG)/sigfd_dyn
+	$(INTEG)/stdfds $(INTEG)/stdfds_dyn $(INTEG)/sigfd $(INTEG)/sigfd_dyn \
+	$(INTEG)/locks $(INTEG)/locks_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn \
 	$(INTEG)/fastcall_mt $(INTEG)/fastcall_mt_dyn
@@ -79,6 +80,7 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)$(RUN_TEST) integ-fastcall sh tests/integ/fastcall.sh $(O)
 	$(Q)$(RUN_TEST) integ-spinyield sh tests/integ/spinyield.sh $(O)
 	$(Q)$(RUN_TEST) integ-fdends sh tests/integ/fdends.sh $(O)
+	$(Q)$(RUN_TEST) integ-locks sh tests/integ/locks.sh $(O)
 	$(Q)$(RUN_TEST) integ-debian sh tests/integ/debian.sh $(O)
 CHECK_TARGETS += check-integ
 

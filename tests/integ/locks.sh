@@ -1,0 +1,106 @@
+#!/bin/sh
+# Record locks (fcntl F_SETLK, F_SETLKW, F_GETLK; lockf) of ULPs are a process's: owned by the
+# ULP and the file, whatever open file they go through (tests/integ/progs/locks.c). Each case
+# runs as 2 ULPs of one task (ulpexec -n 2, one and two workers) and as 2 processes; the sorted
+# outputs must be the same. Before 27 Nov: ULPs locking through one inherited open file both got
+# the lock, two opens in one ULP conflicted, a close of another descriptor kept the lock, a fork
+# child kept its parent ULP's lock, F_GETLK gave l_pid -1. dup2 onto and close_range of another
+# descriptor of the file drop the locks too.
+# Usage: tests/integ/locks.sh BUILD_DIR [RUNS]
+O=${1:-build}
+RUNS=${2:-1}
+. tests/integ/lib.sh
+P=$(cd "$O" && pwd)/tests/integ
+X=${ULPEXEC:-$(cd "$O" && pwd)/bin/ulpexec}
+export TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+D=$T/d
+
+# fresh: an empty folder $D with the lock file
+fresh() { rm -rf "$D" && mkdir "$D" && : >"$D/lk"; }
+
+# ref MODE: the two ranks of `locks MODE` as processes, sharing descriptor 9 (the lock file);
+# their sorted output in $T/ref.MODE
+ref() {
+	fresh
+	(cd "$D" && { ULP_RANK=1 timeout 90 "$P/locks" "$1" >"$T/r1" 2>&1 &
+		ULP_RANK=0 timeout 90 "$P/locks" "$1" >"$T/r0" 2>&1; wait; } 9<>lk)
+	sort "$T/r0" "$T/r1" >"$T/ref.$1"
+}
+
+# same_as MODE HOW: 2 ULPs of `locks MODE` (ulpexec HOW) print what the processes did
+same_as() {
+	fresh
+	(cd "$D" && timeout -k 10 90 "$X" $2 -n 2 "$P/$3" "$1" 9<>lk) >"$T/out" 2>&1
+	sort "$T/out" >"$T/got"
+	[ -s "$T/ref.$1" ] && cmp -s "$T/got" "$T/ref.$1" && return 0
+	{ echo "# processes:"; cat "$T/ref.$1"; } >>"$T/out"
+	return 1
+}
+
+for mode in shared twoopen closeone closers fork wait; do
+	ref $mode
+	n=0 bad=0
+	while [ $n -lt "$RUNS" ]; do
+		for prog in locks locks_dyn; do
+			for how in "-w 1" "-w 2"; do
+				same_as $mode "$how" $prog || { bad=1; break 3; }
+			done
+		done
+		n=$((n + 1))
+	done
+	if [ $bad = 0 ]; then
+		ok "locks $mode: 2 ULPs print what 2 processes print ($RUNS runs)"
+	else
+		no "locks $mode: 2 ULPs print what 2 processes print (run $((n + 1)): $prog $how)"
+	fi
+done
+
+# The shell case: sh ranks that inherited descriptor 9 of the lock file lock through it.
+fresh
+if (cd "$D" && timeout 90 "$X" -w 1 -n 2 sh -c "exec $P/locks shared" 9<>lk) >"$T/out" 2>&1 &&
+	sort "$T/out" | cmp -s - "$T/ref.shared"; then
+	ok "ulpexec -n 2 sh -c 'locks shared' 9<>lk: the sh ranks' locks are their own"
+else
+	no "ulpexec -n 2 sh -c 'locks shared' 9<>lk: the sh ranks' locks are their own"
+fi
+
+# python3's fcntl.lockf (a PIE python only runs as a ULP).
+PY=$(pie_python)
+if [ -n "$PY" ]; then
+	cat >"$T/lk.py" <<'EOF'
+import fcntl, os, time
+rank = int(os.environ.get("ULP_RANK", "0"))
+f = open("lk", "r+")
+def wait(name):
+    for _ in range(6000):
+        if os.path.exists(name):
+            return
+        time.sleep(0.01)
+    raise SystemExit("no " + name)
+if rank == 0:
+    fcntl.lockf(f, fcntl.LOCK_EX)
+    open("locked", "w").close()
+    wait("tried")
+else:
+    wait("locked")
+    try:
+        fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        print("lockf: got")
+    except OSError:
+        print("lockf: busy")
+    open("tried", "w").close()
+    fcntl.lockf(f, fcntl.LOCK_EX)
+    print("lockf after the holder's end: got")
+EOF
+	fresh
+	if (cd "$D" && timeout 90 "$X" -n 2 "$PY" "$T/lk.py") >"$T/out" 2>&1 &&
+		[ "$(cat "$T/out")" = "$(printf '%s\n' 'lockf: busy' "lockf after the holder's end: got")" ]; then
+		ok "python3 fcntl.lockf in 2 ULPs: as 2 processes"
+	else
+		no "python3 fcntl.lockf in 2 ULPs: as 2 processes"
+	fi
+else
+	skip "python3 fcntl.lockf: no position-independent python3"
+fi
+
+finish locks
