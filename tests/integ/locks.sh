@@ -64,6 +64,21 @@ else
 	no "ulpexec -n 2 sh -c 'locks shared' 9<>lk: the sh ranks' locks are their own"
 fi
 
+# ulpspawn's ranks inheriting descriptor 9, in one task and in two (whose F_GETLK cannot name a
+# holder in another task: l_pid -1, docs/syscalls.md; the rest is compared).
+S=$(dirname "$X")/ulpspawn
+for t in 1 2; do
+	fresh
+	if (cd "$D" && timeout 90 "$S" -t $t -n 2 "$P/locks" shared 9<>lk) >"$T/out" 2>&1 &&
+		{ [ $t = 1 ] && sort "$T/out" | cmp -s - "$T/ref.shared" ||
+			sort "$T/out" | sed 's/ another pid$/ pid of the holder/' |
+			cmp -s - "$T/ref.shared"; }; then
+		ok "ulpspawn -t $t -n 2 locks shared 9<>lk: each rank's locks are its own"
+	else
+		no "ulpspawn -t $t -n 2 locks shared 9<>lk: each rank's locks are its own"
+	fi
+done
+
 # python3's fcntl.lockf (a PIE python only runs as a ULP).
 PY=$(pie_python)
 if [ -n "$PY" ]; then
