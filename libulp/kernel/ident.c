@@ -12,8 +12,9 @@
  * ULP's: /proc/PID/fd/N opens the ULP's descriptor N (UCX passes shared memory between MPI ranks
  * so), process_vm_readv(PID) reads the ULP's memory, /proc/PID/maps is the ULP's. Its cwd is the
  * ULP's own (a copy made in the ULP's directory, moved when the ULP moves): fs.c keeps the ULP's
- * directory there. It runs nothing but a loop, on a small stack of its own, with every signal
- * blocked:
+ * directory there. It makes the ULP's child processes, so that their kernel parent is the ULP
+ * (ulp_ident_parent_call; sys_fork.c), and forwards their SIGCHLD as any other signal. It runs
+ * nothing but a loop, on a small stack of its own, with every signal blocked:
  *   - a signal sent to it (kill, sigqueue: SIGKILL and SIGSTOP aside) is recorded for its ULP
  *     with the sender's siginfo (ulp_sig_record), and the task is nudged with ULP_SIG_IDENT, so
  *     that a parked call ends or the running ULP runs the action (handler, ignore, default);
@@ -45,6 +46,7 @@
 #include <linux/sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -75,13 +77,24 @@ struct phrec {
 	/* Its ULP called setsid: its answer, then the count of answers (futex). */
 	int sid_rc;
 	_Atomic uint32_t sid_done;
+	/* A call it makes for its ULP as the kernel's parent of the ULP's children (fork, wait,
+	 * setpgid: sys_fork.c): one at a time (call_lock), CALL_POSTED, then CALL_TAKEN by the
+	 * placeholder, CALL_DONE with call_ret (futex); CALL_IDLE again once the ULP read it. */
+	_Atomic uint32_t call_lock, call_state;
+	long (*call_fn)(void *);
+	void *call_arg;
+	long call_ret;
 };
+
+enum { CALL_IDLE, CALL_POSTED, CALL_TAKEN, CALL_DONE };
 
 #define RETIRE 0xffffffffu /* a request's value: end (fs_req counts up from 1) */
 #define RENAME 0xfffffffeu /* a request's value: take the name in comm */
 #define SETSID 0xfffffffdu /* a request's value: lead a session of its own */
+#define CALL 0xfffffffcu   /* a request's value: run call_fn (ulp_ident_parent_call) */
 
 enum { PH_RUNS = 1, PH_STOPPED = 2 }; /* ph_status */
+static int ph_status(int pid);
 
 /* Sized for the first region, as signal.c's tables: later ones lie where it did (trap.c). */
 static unsigned nrecs;
@@ -134,6 +147,19 @@ static void forward(struct phrec *p, int sig, const siginfo_t *si)
 	send_ident(p->tgid, (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), ((long)p->pvid << 8) | sig);
 	atomic_fetch_add(&p->fwd_seq, 1);
 	sys(SYS_futex, (long)&p->fwd_seq, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
+/* Run the call its ULP posted, unless the ULP gave up on it (ulp_ident_parent_call). In the child
+ * of a fork that call_fn makes, call_fn does not return here. */
+static void run_call(struct phrec *p)
+{
+	uint32_t want = CALL_POSTED;
+
+	if (!atomic_compare_exchange_strong(&p->call_state, &want, CALL_TAKEN))
+		return;
+	p->call_ret = p->call_fn(p->call_arg);
+	atomic_store(&p->call_state, CALL_DONE);
+	sys(SYS_futex, (long)&p->call_state, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
 /* Append decimal v to buf at *i. */
@@ -252,6 +278,9 @@ static int ph_main(void *arg)
 		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
 			 (uint32_t)(long)si.si_value.sival_ptr == SETSID)
 			setsid_self(p);
+		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
+			 (uint32_t)(long)si.si_value.sival_ptr == CALL)
+			run_call(p);
 		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid)
 			follow(p, (uint32_t)(long)si.si_value.sival_ptr);
 		else if (sig > 0 && sig <= ULP_NSIG)
@@ -342,12 +371,16 @@ static void exit_program(void)
 	snprintf(exit_path, sizeof(exit_path), "/proc/%d/fd/%d", (int)getpid(), fd);
 }
 
+int ulp_ph_fork = 1;
+
 int ulp_ident_setup(struct pvas_region *r)
 {
+	const char *q = getenv("ULP_FORK_BY_PLACEHOLDER");
 	int rc;
 
 	if (recs)
 		return 0;
+	ulp_ph_fork = !(q && !strcmp(q, "0"));
 	npids = pid_max();
 	recs = ulp_raw_mmap((size_t)r->nparts * sizeof(*recs), MAP_NORESERVE);
 	stacks = ulp_raw_mmap((size_t)r->nparts * PH_STACK, MAP_NORESERVE);
@@ -452,6 +485,48 @@ void ulp_ident_exit(struct ulp_cb *cb)
 		;
 	if (pid < npids)
 		atomic_store(&by_pid[pid], 0);
+}
+
+long ulp_ident_parent_call(const struct ulp_cb *cb, long (*fn)(void *), void *arg)
+{
+	struct phrec *p = rec_of(cb->pvid);
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	uint32_t v, unlocked = 0;
+	int pid, rounds = 0, stopped = 0;
+	long r;
+
+	if (!p || !(pid = atomic_load(&p->pid)))
+		return -ENOSYS;
+	/* the ULP's threads, one at a time */
+	while (!atomic_compare_exchange_strong(&p->call_lock, &unlocked, 1)) {
+		sys(SYS_futex, (long)&p->call_lock, FUTEX_WAIT_PRIVATE, 1, (long)&ts, 0, 0);
+		unlocked = 0;
+	}
+	p->call_fn = fn;
+	p->call_arg = arg;
+	atomic_store(&p->call_state, CALL_POSTED);
+	r = send_ident(pid, p->tgid, (long)CALL) == 0 ? 0 : -ENOSYS;
+	while (!r && (v = atomic_load(&p->call_state)) != CALL_DONE) {
+		/* Not taken: stopped for 2 s, or not run for a minute (a loaded machine may not
+		 * schedule it for seconds: await_ph). Withdrawn, unless taken meanwhile. */
+		if (v == CALL_POSTED && (stopped >= 20 || rounds >= 600)) {
+			uint32_t posted = CALL_POSTED;
+
+			if (atomic_compare_exchange_strong(&p->call_state, &posted, CALL_IDLE))
+				r = -ENOSYS;
+			continue;
+		}
+		sys(SYS_futex, (long)&p->call_state, FUTEX_WAIT_PRIVATE, v, (long)&ts, 0, 0);
+		rounds++;
+		if (atomic_load(&p->call_state) == CALL_POSTED && ph_status(pid) == PH_STOPPED)
+			stopped++;
+	}
+	if (!r)
+		r = p->call_ret;
+	atomic_store(&p->call_state, CALL_IDLE);
+	atomic_store(&p->call_lock, 0);
+	sys(SYS_futex, (long)&p->call_lock, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+	return r;
 }
 
 int ulp_ident_is_placeholder(int pid)

@@ -23,7 +23,8 @@
  *
  * Waiting for children (wait4, waitid, and the ULP waiting for the child that runs its non-PIE
  * exec) parks the ULP on the task's ring, on the children's pidfds: the other ULPs of its worker
- * run meanwhile. Children of a ULP that ended are reaped by nobody until the task ends.
+ * run meanwhile. The kernel's parent of the ULP's children is its placeholder (ph_clone, below):
+ * when the ULP ends, they are reparented as a dead process's are.
  */
 #include "io.h"
 #include "proc.h"
@@ -58,6 +59,8 @@ static _Atomic int nvforking;
 /* The table's words before each of those clones (fds.c), for the child that closes the other
  * ULPs' descriptors: by slot, on the parent's stack, which stays while it waits. */
 static struct ulp_fd_fork *vfork_fds[MAX_VFORKING];
+/* By slot: the group a child the placeholder made joins (ph_kids_group), -1: made by the task. */
+static int vfork_group[MAX_VFORKING];
 
 /* The slot of the calling worker's CLONE_VM clone, -1: none (not such a child). */
 static int vfork_slot(void)
@@ -147,12 +150,38 @@ static long wait_kids(struct ulp_cb *cb)
 	return r;
 }
 
+/* A system call made by the ULP's placeholder: the kernel's parent of the children it made
+ * (ph_clone). */
+struct ph_sys {
+	long nr, a[5];
+};
+
+static long ph_sys_fn(void *arg)
+{
+	const struct ph_sys *c = arg;
+
+	return raw(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], 0);
+}
+
+long ulp_sys_as_parent(struct ulp_cb *cb, long nr, long a, long b, long c, long d, long e)
+{
+	long r = raw(nr, a, b, c, d, e, 0), p;
+	struct ph_sys call = {nr, {a, b, c, d, e}};
+
+	/* not the task's child: the placeholder's, maybe (wait4, waitid: ECHILD; setpgid: ESRCH) */
+	if (r != -ECHILD && r != -ESRCH)
+		return r;
+	p = ulp_ident_parent_call(cb, ph_sys_fn, &call);
+	return p == -ENOSYS ? r : p;
+}
+
 /* The kernel's wait4 on one child; a reaped child leaves the ULP's list. */
 static long wait_one(struct ulp_cb *cb, int pid, long status, int options, long rusage)
 {
 	struct rusage ru;
 	int st = 0;
-	long r = raw(SYS_wait4, pid, (long)&st, options, rusage ? rusage : (long)&ru, 0, 0);
+	long r = ulp_sys_as_parent(cb, SYS_wait4, pid, (long)&st, options,
+				   rusage ? rusage : (long)&ru, 0);
 
 	if (r > 0) {
 		if (status)
@@ -262,8 +291,8 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 		for (;;) {
 			if (si)
 				si->si_pid = 0;
-			r = raw(SYS_waitid, type, id, info, options | WNOHANG,
-				rusage ? rusage : (long)&ru, 0);
+			r = ulp_sys_as_parent(cb, SYS_waitid, type, id, info, options | WNOHANG,
+					      rusage ? rusage : (long)&ru);
 			if (r == 0 && si && si->si_pid && ended(si, options))
 				ulp_sys_kid_usage(cb, rusage ? (const struct rusage *)rusage : &ru);
 			if (r < 0 || (si && si->si_pid) || (options & WNOHANG) || intr)
@@ -292,8 +321,8 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 			any = 1;
 			if (si)
 				si->si_pid = 0;
-			r = raw(SYS_waitid, P_PID, kid, info, options | WNOHANG,
-				rusage ? rusage : (long)&ru, 0);
+			r = ulp_sys_as_parent(cb, SYS_waitid, P_PID, kid, info, options | WNOHANG,
+					      rusage ? rusage : (long)&ru);
 			if (r == -ECHILD) {
 				kid_drop(cb, kid);
 				continue;
@@ -455,6 +484,16 @@ static void join_group(const struct ulp_cb *cb, int pid, int of_child)
 		raw(SYS_setpgid, pid, g, 0, 0, 0, 0);
 }
 
+/* The group a child the placeholder made starts in: the ULP's (its placeholder sits in a group
+ * of its own while the ULP is in its task's, where the child belongs; a ULP leading a session
+ * has its placeholder lead it, and the child is in its group already: 0). */
+static int ph_kids_group(const struct ulp_cb *cb)
+{
+	if (cb->sid)
+		return 0;
+	return cb->pgid ? cb->pgid : (int)raw(SYS_getpgid, 0, 0, 0, 0, 0, 0);
+}
+
 /* A child process of the ULP (fork, posix_spawn's CLONE_VM child, a non-PIE execve's child)
  * takes what the ULP keeps apart from its task: scheduling settings, resource limits (own_memory:
  * a fork child's, whose deferred ones are its own copy), no_new_privs, and only the ULP's
@@ -472,20 +511,89 @@ static void child_takes_ulp(struct ulp_cb *cb, struct ulp_fd_fork *fds, int own_
  * standard descriptors (stdfds.c), its group; its parent can no longer move it once it exec'd. */
 static void vfork_child(void)
 {
-	join_group(ulp_current_cb(), 0, forked); /* forked: a fork child's own posix_spawn */
-	if (!forked) {
-		int slot = vfork_slot();
+	int slot = forked ? -1 : vfork_slot();
 
-		child_takes_ulp(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL, 0);
+	if (slot >= 0 && vfork_group[slot] >= 0) { /* the placeholder's child */
+		if (vfork_group[slot])
+			raw(SYS_setpgid, 0, vfork_group[slot], 0, 0, 0, 0);
+	} else {
+		join_group(ulp_current_cb(), 0,
+			   forked); /* forked: a fork child's own posix_spawn */
 	}
+	if (!forked)
+		child_takes_ulp(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL, 0);
 	ulp_std_vfork_child();
 }
 
+/*
+ * The kernel's parent of a ULP's child is the process that made the clone. Made by the worker,
+ * it was the task, so that once the child had exec'd a program, its getppid() (a shell's
+ * $PPID), `ps -o ppid`, `pgrep -P` and PR_SET_PDEATHSIG named the task, and a `kill $PPID`
+ * reached every ULP of it (SIGKILL and SIGSTOP included). The ULP's placeholder holds its pid
+ * and shares the task's memory and descriptor table (ident.c): it makes the clone instead, with
+ * the worker's fs and gs bases, so that the child is a copy of the trap in progress. A fork's
+ * child then goes on in the trap's frame (ulp_arch_jmp_resume) as a child the worker made would;
+ * posix_spawn's CLONE_VM child starts on its frame, as before. The ULP's waits for such a child,
+ * and its setpgid of it, are the placeholder's calls too (wait_one, waitid, sys_pgrp.c).
+ */
+struct ph_clone {
+	unsigned long flags;
+	long ptid, ctid;
+	uintptr_t fs, gs;
+	void *frame;	       /* CLONE_VM: the child's frame (ulp_arch_fork_frame); else NULL */
+	struct ulp_arch_jmp j; /* not CLONE_VM: where the child goes on */
+	int group;	       /* ph_kids_group */
+	unsigned umask;	       /* the ULP's (the placeholder's cwd is the ULP's already: ident.c) */
+};
+
+/* In the placeholder. */
+static long ph_clone_fn(void *arg)
+{
+	struct ph_clone *c = arg;
+	long pid;
+
+	ulp_arch_self_set((void *)c->gs);
+	ulp_arch_tls_set(c->fs);
+	raw(SYS_umask, c->umask, 0, 0, 0, 0, 0);
+	if (c->frame) {
+		pid = ulp_arch_clone_sigreturn(c->flags, c->frame, (int *)c->ptid, (int *)c->ctid,
+					       0, vfork_child);
+	} else {
+		pid = raw(SYS_clone, (long)c->flags, 0, c->ptid, c->ctid, 0, 0);
+		if (pid == 0)
+			ulp_arch_jmp_resume(&c->j, 1);
+		if (pid > 0 && c->group) /* as the child does: whichever runs first */
+			raw(SYS_setpgid, pid, c->group, 0, 0, 0, 0);
+	}
+	return pid;
+}
+
+/* clone(flags) made by the ULP's placeholder; -ENOSYS when it cannot (none, stopped). In the
+ * child of a fork (frame NULL), 0 with *group the group it joins. */
+static long ph_clone(struct ulp_cb *cb, unsigned long flags, void *frame, long ptid, long ctid,
+		     int *group)
+{
+	struct ph_clone c = {.flags = flags,
+			     .ptid = ptid,
+			     .ctid = ctid,
+			     .fs = ulp_arch_tls_get(),
+			     .gs = (uintptr_t)ulp_arch_self_get(),
+			     .frame = frame,
+			     .umask = cb->umask};
+
+	if (!ulp_ph_fork)
+		return -ENOSYS;
+	c.group = *group = ph_kids_group(cb);
+	if (!frame && ulp_arch_jmp_save(&c.j))
+		return 0; /* the placeholder's child, on this frame of its copy of memory */
+	return ulp_ident_parent_call(cb, ph_clone_fn, &c);
+}
+
 static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, uintptr_t stack,
-		    long ptid, long ctid)
+		    long ptid, long ctid, int by_ph)
 {
 	long pid;
-	int slot = -1, i, of_child = ulp_sys_in_child();
+	int slot = -1, i, of_child = ulp_sys_in_child(), group = -1;
 	struct ulp_fd_fork fds; /* the table's words before the clone (fds.c) */
 
 	if (flags & ~(unsigned long)FORK_OK)
@@ -512,8 +620,20 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		}
 		vfork_fds[slot] = &fds;
 		__atomic_fetch_add(&nvforking, 1, __ATOMIC_ACQ_REL);
-		pid = ulp_arch_clone_sigreturn(flags, (void *)ulp_arch_fork_frame(s->uc, stack),
-					       (int *)ptid, (int *)ctid, 0, vfork_child);
+		pid = -ENOSYS;
+		if (by_ph && !of_child) {
+			void *frame = (void *)ulp_arch_fork_frame(s->uc, stack);
+
+			vfork_group[slot] = ph_kids_group(cb);
+			pid = ph_clone(cb, flags, frame, ptid, ctid, &group);
+		}
+		vfork_group[slot] = -1;
+		if (pid == -ENOSYS) {
+			group = -1;
+			pid = ulp_arch_clone_sigreturn(flags,
+						       (void *)ulp_arch_fork_frame(s->uc, stack),
+						       (int *)ptid, (int *)ctid, 0, vfork_child);
+		}
 		ulp_fd_fork_end(&fds, pid);
 		__atomic_store_n(&vforking[slot], NULL, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&nvforking, 1, __ATOMIC_ACQ_REL);
@@ -532,13 +652,20 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		ulp_fd_fork_begin(cb, &fds); /* nothing in a fork child's fork */
 		if (!of_child)
 			ulp_io_fork_hold(1);
-		pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
+		pid = by_ph && !of_child ? ph_clone(cb, flags, NULL, ptid, ctid, &group) : -ENOSYS;
+		if (pid == -ENOSYS) {
+			group = -1;
+			pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
+		}
 		if (!of_child)
 			ulp_io_fork_hold(0); /* in the child: its copy */
 		if (pid == 0) {
 			forked = 1;
 			became = 0;
-			join_group(cb, 0, of_child);
+			if (group > 0) /* the placeholder's child */
+				raw(SYS_setpgid, 0, group, 0, 0, 0, 0);
+			else if (group < 0)
+				join_group(cb, 0, of_child);
 			if (!of_child) { /* in a fork child, these are the kernel's already */
 				child_takes_ulp(cb, &fds, 1);
 			}
@@ -553,8 +680,9 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	}
 	if (pid > 0) {
-		join_group(cb, (int)pid, of_child); /* as well: whichever runs first */
-		if (!of_child)			    /* a fork child's SIGCHLD is the kernel's */
+		if (group < 0) /* the placeholder's child joined in the placeholder */
+			join_group(cb, (int)pid, of_child); /* as well: whichever runs first */
+		if (!of_child) /* a fork child's SIGCHLD is the kernel's */
 			ulp_sig_child_new((int)pid);
 		if (kid_add(cb, (int)pid) == 0 && !of_child)
 			ulp_sig_child_added(cb, (int)pid);
@@ -565,8 +693,9 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 long ulp_sys_fork(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	if (s->nr == SYS_clone)
-		return do_fork(cb, s, (unsigned long)s->a[0], (uintptr_t)s->a[1], s->a[2], s->a[3]);
-	return do_fork(cb, s, SIGCHLD, 0, 0, 0); /* fork, vfork */
+		return do_fork(cb, s, (unsigned long)s->a[0], (uintptr_t)s->a[1], s->a[2], s->a[3],
+			       1);
+	return do_fork(cb, s, SIGCHLD, 0, 0, 0, 1); /* fork, vfork */
 }
 
 /* ---- execve ---- */
@@ -729,8 +858,8 @@ long ulp_sys_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	r = own_pipe(cb, p);
 	if (r < 0)
 		return r;
-	pid = do_fork(cb, s, SIGCHLD, 0, 0, 0);
-	if (pid == 0) { /* the ULP, a process of its own from here on */
+	pid = do_fork(cb, s, SIGCHLD, 0, 0, 0, 0); /* the ULP itself: the task's child, as before */
+	if (pid == 0) {				   /* the ULP, a process of its own from here on */
 		became = 1;
 		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
 		r = raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);

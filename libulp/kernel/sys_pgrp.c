@@ -12,11 +12,12 @@
  *     anywhere on the machine reaches it, and it forwards the signal to the ULP; setpgid(0, pgid)
  *     of another group of the session (another ULP's, or a real one) moves the placeholder there;
  *   - its fork children start in its group (sys_fork.c moves them there: the kernel puts them in
- *     the task's);
+ *     their parent's, the placeholder's own group, or the task's);
  *   - setsid() has the placeholder lead a session of its own (ident.c), so that ps, getsid(pid)
- *     and kill(-pid) from anywhere see the ULP's session and group. A session cannot hold a
- *     process of another: the fork children of such a ULP stay in its task's group and session,
- *     which the ULP sees as its own (getpgid, getsid and wait of its children, kill of its group).
+ *     and kill(-pid) from anywhere see the ULP's session and group. The children the placeholder
+ *     makes (sys_fork.c, ph_clone) are in it; one the task made (the placeholder could not) stays
+ *     in its task's group and session, which the ULP sees as its own (getpgid, getsid and wait
+ *     of its children, kill of its group).
  * Terminal job control stays the task's: the ULP's I/O is its worker's, in the task's group, so
  * the terminal's foreground is the task's group whenever a ULP makes its own group the
  * foreground (tcsetpgrp), and tcgetpgrp answers the caller's group while the task's is there
@@ -109,16 +110,20 @@ long ulp_sys_getsid(struct ulp_cb *cb, struct ulp_sys *s)
 	return id_of(cb, SYS_getsid, pid);
 }
 
-/* setpgid of one of the ULP's children: the kernel's (the task is its parent), but for the
- * ULP's own group when the ULP leads a session (its children are in its task's group). */
+/* setpgid of one of the ULP's children: the kernel's, made by its parent: the ULP's placeholder
+ * (sys_fork.c, ph_clone) or the task. A child the task made of a ULP leading a session is in
+ * the task's session: the ULP's own group is the task's there. */
 static long kid_setpgid(struct ulp_cb *cb, int pid, int pgid)
 {
+	long r;
+
 	/* neither the ULP nor a child of it (another ULP's child included) */
 	if (!ulp_sys_is_kid(cb, pid))
 		return -ESRCH;
-	if (cb->sid && pgid == cb->pgid)
-		pgid = (int)task_pgid();
-	return raw(SYS_setpgid, pid, pgid, 0, 0, 0, 0);
+	r = ulp_sys_as_parent(cb, SYS_setpgid, pid, pgid, 0, 0, 0);
+	if (r == -EPERM && cb->sid && pgid == cb->pgid)
+		r = raw(SYS_setpgid, pid, task_pgid(), 0, 0, 0, 0);
+	return r;
 }
 
 /* setpgid(pid, pgid): of the ULP itself (pid 0 or its own), its placeholder moves (ident.c);

@@ -126,6 +126,10 @@ ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;
 void ulp_sys_kill_kids(struct ulp_cb *cb, int sig);
 /* pid is a child process of cb not yet waited for (sys_fork.c). */
 int ulp_sys_is_kid(const struct ulp_cb *cb, int pid);
+/* System call nr (wait4, waitid, setpgid) about a child of the ULP, made by the child's kernel
+ * parent: the task, or, when the task's call finds no such child of its own (ECHILD, ESRCH), the
+ * ULP's placeholder, which makes the ULP's forks (sys_fork.c). */
+long ulp_sys_as_parent(struct ulp_cb *cb, long nr, long a, long b, long c, long d, long e);
 /* process groups and sessions (sys_pgrp.c); ulp_sys_getpgrp is x86_64's getpgrp (sys_arch.h) */
 ulp_sys_handler ulp_sys_setpgid, ulp_sys_getpgid, ulp_sys_getpgrp, ulp_sys_setsid, ulp_sys_getsid,
     ulp_sys_ioctl;

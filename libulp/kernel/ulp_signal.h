@@ -116,6 +116,14 @@ void ulp_ident_exit(struct ulp_cb *cb);
 long ulp_ident_ppid(void);
 /* pid is a placeholder process (live or ending): its SIGCHLD is none of a ULP's children's. */
 int ulp_ident_is_placeholder(int pid);
+/* 0 when ULP_FORK_BY_PLACEHOLDER=0: the worker makes a ULP's child processes (the task is their
+ * kernel parent), as before 27 Nov. */
+extern int ulp_ph_fork;
+/* fn(arg) run by the ULP's placeholder, which holds its pid, so that the kernel's parent of the
+ * children it forks there is the ULP (sys_fork.c); fn's result, or -ENOSYS when the ULP has no
+ * placeholder or it did not take the call (stopped for 2 s, or gone). The caller's worker waits
+ * meanwhile. */
+long ulp_ident_parent_call(const struct ulp_cb *cb, long (*fn)(void *), void *arg);
 /* The ULP exec'd (exec.c, host side, before the new program runs): its placeholder takes the new
  * program's name as its comm (ps, /proc/PID/comm). */
 void ulp_ident_exec(struct ulp_cb *cb);

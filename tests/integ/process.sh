@@ -128,4 +128,72 @@ same "sed e" /usr/bin/sed '1e echo run' f1
 same "diff3" /usr/bin/diff3 f1 f1 f1
 same "tar -czf then -tzf" /usr/bin/sh -c 'tar -czf x.tgz f1 && tar -tzf x.tgz'
 
+# The kernel's parent of a ULP's child processes is the ULP: its placeholder makes the clone
+# (sys_fork.c, ph_clone). Before 27 Nov it was the task: once a child had exec'd, its getppid()
+# (a shell's $PPID), ps -o ppid, pgrep -P and PR_SET_PDEATHSIG went by the task, and kill -9
+# $PPID from a child killed every ULP of it.
+cat >"$T/ppid.sh" <<'EOF'
+me=$$
+[ "$(/usr/bin/perl -e 'print getppid')" = "$me" ] && echo "perl: ok"
+[ "$(/usr/bin/python3 -c 'import os; print(os.getppid())')" = "$me" ] && echo "python3: ok"
+[ "$(/bin/sh -c 'echo $PPID')" = "$me" ] && echo "sh: ok"
+/bin/sleep 5 & k=$!
+[ "$(ps -o ppid= -p $k | tr -d ' ')" = "$me" ] && echo "ps: ok"
+[ "$(pgrep -P $me -x sleep)" = "$k" ] && echo "pgrep: ok"
+[ "$(grep PPid /proc/$k/status | cut -f2)" = "$me" ] && echo "status: ok"
+kill $k; wait $k
+echo end
+EOF
+if expect "ppid as a process" 0 /bin/bash "$T/ppid.sh" && [ "$(lines ': ok$')" = 6 ]; then
+	for how in "$X -n 2 -w 1" "$X -n 2 -w 2" "$S -n 2 -t 1 -w 1"; do
+		if expect "ppid $how" 0 $how /bin/bash "$T/ppid.sh" && [ "$(lines ': ok$')" = 12 ] &&
+			[ "$(lines '^end$')" = 2 ]; then
+			ok "a ULP's children ($how): getppid after exec (PIE and not), ps -o ppid, pgrep -P, /proc status name the ULP"
+		else
+			no "a ULP's children ($how): getppid after exec (PIE and not), ps -o ppid, pgrep -P, /proc status name the ULP"
+		fi
+	done
+else
+	no "the ppid script as a process"
+fi
+
+cat >"$T/kill9.sh" <<'EOF'
+if [ "$ULP_RANK" = 0 ]; then /bin/sh -c 'kill -KILL $PPID'; sleep 1; echo "rank 0 after"
+else sleep 1.5; echo "rank 1 alive"; fi
+EOF
+for w in 1 2; do
+	if expect "kill -9 \$PPID" 137 $X -n 2 -w $w /bin/bash "$T/kill9.sh" &&
+		[ "$(lines 'rank 1 alive')" = 1 ] && [ "$(lines 'rank 0 after')" = 0 ] &&
+		grep -q 'rank 0 .*killed by SIGKILL' "$T/out"; then
+		ok "kill -KILL \$PPID in a ULP's child kills that ULP only, as a process's parent (-w $w)"
+	else no "kill -KILL \$PPID in a ULP's child kills that ULP only, as a process's parent (-w $w)"; fi
+done
+
+# PR_SET_PDEATHSIG (prctl 157, option 1) of a ULP's child fires when the ULP ends, while its
+# task lives on (the other rank sleeps).
+cat >"$T/pdeath.sh" <<'EOF'
+if [ "$ULP_RANK" = 0 ]; then
+	/usr/bin/perl -e 'syscall(157, 1, 15) == 0 or die; sleep 2; print "orphan survived\n"' &
+	sleep 0.5; echo "rank 0 ends"
+else sleep 3; echo "rank 1 done"; fi
+EOF
+(ULP_RANK=0 /bin/bash "$T/pdeath.sh"; sleep 3) >"$T/ref" 2>&1
+for w in 1 2; do
+	if expect "pdeathsig" 0 $X -n 2 -w $w /bin/bash "$T/pdeath.sh" &&
+		[ "$(lines 'rank 0 ends')" = 1 ] && [ "$(lines 'rank 1 done')" = 1 ] &&
+		[ "$(lines 'orphan survived')" = 0 ] && ! grep -q 'orphan survived' "$T/ref"; then
+		ok "PR_SET_PDEATHSIG of a ULP's child fires when the ULP ends, as a process's (-w $w)"
+	else no "PR_SET_PDEATHSIG of a ULP's child fires when the ULP ends, as a process's (-w $w)"; fi
+done
+
+# A ULP that leads a session (setsid) has its children in it, as a process has.
+cat >"$T/sess.sh" <<'EOF'
+s=$(ps -o sid= -p $$ | tr -d ' ')
+[ "$s" = "$$" ] && echo "leader: ok"
+[ "$(/bin/sh -c 'ps -o sid= -p $$' | tr -d ' ')" = "$s" ] && echo "child: ok"
+EOF
+if expect "setsid" 0 $X -n 2 /usr/bin/setsid /bin/bash "$T/sess.sh" && [ "$(lines ': ok$')" = 4 ]; then
+	ok "the children of a ULP that leads a session (setsid) are in that session"
+else no "the children of a ULP that leads a session (setsid) are in that session"; fi
+
 finish integ-process

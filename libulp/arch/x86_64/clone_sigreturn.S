@@ -40,4 +40,55 @@ ulp_arch_clone_sigreturn:
 	.cfi_endproc
 	.size	ulp_arch_clone_sigreturn, .-ulp_arch_clone_sigreturn
 
+
+/*
+ * A fork made by the ULP's placeholder process (sys_fork.c, ph_fork): the child starts in the
+ * placeholder's code, as a copy of it, and goes on where the ULP's trap asked for the fork.
+ *
+ * long ulp_arch_jmp_save(struct ulp_arch_jmp *j)
+ *   saves rbx, rbp, r12-r15, the stack pointer of the caller and its return address; returns 0,
+ *   and returns again with ulp_arch_jmp_resume's value.
+ * void ulp_arch_jmp_resume(const struct ulp_arch_jmp *j, long v)
+ *   makes that ulp_arch_jmp_save return v, on the stack it was called on (which must still hold
+ *   the caller's frame: in the child of a fork it is the copy made while the caller waited).
+ * No signal mask, no pointer mangling (no TLS: the fs of a ULP may be loaded).
+ */
+	.text
+	.globl	ulp_arch_jmp_save
+	.type	ulp_arch_jmp_save, @function
+	.p2align 4
+ulp_arch_jmp_save:
+	.cfi_startproc
+	movq	%rbx, 0(%rdi)
+	movq	%rbp, 8(%rdi)
+	movq	%r12, 16(%rdi)
+	movq	%r13, 24(%rdi)
+	movq	%r14, 32(%rdi)
+	movq	%r15, 40(%rdi)
+	leaq	8(%rsp), %rdx	/* the caller's rsp once this returns */
+	movq	%rdx, 48(%rdi)
+	movq	(%rsp), %rdx	/* the return address */
+	movq	%rdx, 56(%rdi)
+	xorl	%eax, %eax
+	ret
+	.cfi_endproc
+	.size	ulp_arch_jmp_save, .-ulp_arch_jmp_save
+
+	.globl	ulp_arch_jmp_resume
+	.type	ulp_arch_jmp_resume, @function
+	.p2align 4
+ulp_arch_jmp_resume:
+	.cfi_startproc
+	movq	%rsi, %rax
+	movq	0(%rdi), %rbx
+	movq	8(%rdi), %rbp
+	movq	16(%rdi), %r12
+	movq	24(%rdi), %r13
+	movq	32(%rdi), %r14
+	movq	40(%rdi), %r15
+	movq	48(%rdi), %rsp
+	jmp	*56(%rdi)
+	.cfi_endproc
+	.size	ulp_arch_jmp_resume, .-ulp_arch_jmp_resume
+
 	.section .note.GNU-stack,"",@progbits

@@ -16,4 +16,12 @@ void ulp_arch_trap_set_sp(void *uc, uintptr_t sp);
 long ulp_arch_clone_sigreturn(unsigned long flags, void *frame, int *ptid, int *ctid,
 			      unsigned long tls, void (*child)(void));
 
+/* Callee-saved registers, stack pointer and resume address of a ulp_arch_jmp_save call
+ * (clone_sigreturn.S): the child of a fork the placeholder makes goes on from there. */
+struct ulp_arch_jmp {
+	unsigned long r[8];
+};
+__attribute__((returns_twice)) long ulp_arch_jmp_save(struct ulp_arch_jmp *j);
+__attribute__((noreturn)) void ulp_arch_jmp_resume(const struct ulp_arch_jmp *j, long v);
+
 #endif
