@@ -84,6 +84,9 @@ struct phrec {
 	long (*call_fn)(void *);
 	void *call_arg;
 	long call_ret;
+	/* Its ULP's action for SIGCHLD, which its own (the children's parent's) mirrors: CHLD_IGN
+	 * (SIG_IGN), and the SA_NOCLDWAIT and SA_NOCLDSTOP flags (chld_sync). */
+	_Atomic unsigned chld_act;
 };
 
 enum { CALL_IDLE, CALL_POSTED, CALL_TAKEN, CALL_DONE };
@@ -92,6 +95,8 @@ enum { CALL_IDLE, CALL_POSTED, CALL_TAKEN, CALL_DONE };
 #define RENAME 0xfffffffeu /* a request's value: take the name in comm */
 #define SETSID 0xfffffffdu /* a request's value: lead a session of its own */
 #define CALL 0xfffffffcu   /* a request's value: run call_fn (ulp_ident_parent_call) */
+#define CHLD 0xfffffffbu   /* a request's value: take chld_act (ulp_ident_chld_action) */
+#define CHLD_IGN 1u
 
 enum { PH_RUNS = 1, PH_STOPPED = 2 }; /* ph_status */
 static int ph_status(int pid);
@@ -160,6 +165,25 @@ static void run_call(struct phrec *p)
 	p->call_ret = p->call_fn(p->call_arg);
 	atomic_store(&p->call_state, CALL_DONE);
 	sys(SYS_futex, (long)&p->call_state, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
+/* Take the ULP's SIGCHLD action as its own, for the kernel's part of it: children reaped as they
+ * end (SIG_IGN, SA_NOCLDWAIT), no notice of stops (SA_NOCLDSTOP). The handler stays a copy of
+ * the task's (never run here: every signal is blocked), or SIG_DFL; SIG_IGN when ignored. */
+static void chld_sync(struct phrec *p)
+{
+	struct ulp_ksigaction k;
+	unsigned a = atomic_load(&p->chld_act);
+
+	if (sys(SYS_rt_sigaction, SIGCHLD, 0, (long)&k, ULP_KSIGSET_SIZE, 0, 0) != 0)
+		return;
+	if (a & CHLD_IGN)
+		k.handler = SIG_IGN;
+	else if (k.handler == SIG_IGN)
+		k.handler = SIG_DFL;
+	k.flags = (k.flags & ~(unsigned long)(SA_NOCLDWAIT | SA_NOCLDSTOP)) |
+		  (a & (SA_NOCLDWAIT | SA_NOCLDSTOP));
+	sys(SYS_rt_sigaction, SIGCHLD, (long)&k, 0, ULP_KSIGSET_SIZE, 0, 0);
 }
 
 /* Append decimal v to buf at *i. */
@@ -281,6 +305,9 @@ static int ph_main(void *arg)
 		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
 			 (uint32_t)(long)si.si_value.sival_ptr == CALL)
 			run_call(p);
+		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
+			 (uint32_t)(long)si.si_value.sival_ptr == CHLD)
+			chld_sync(p);
 		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid)
 			follow(p, (uint32_t)(long)si.si_value.sival_ptr);
 		else if (sig > 0 && sig <= ULP_NSIG)
@@ -527,6 +554,20 @@ long ulp_ident_parent_call(const struct ulp_cb *cb, long (*fn)(void *), void *ar
 	atomic_store(&p->call_lock, 0);
 	sys(SYS_futex, (long)&p->call_lock, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 	return r;
+}
+
+void ulp_ident_chld_action(const struct ulp_cb *cb)
+{
+	struct phrec *p = rec_of(cb->pvid);
+	const struct ulp_ksigaction *a = &cb->sig.act[SIGCHLD];
+	unsigned v = (a->handler == SIG_IGN ? CHLD_IGN : 0) |
+		     (unsigned)(a->flags & (SA_NOCLDWAIT | SA_NOCLDSTOP));
+	int pid;
+
+	if (!p || ulp_sys_in_child() || !(pid = atomic_load(&p->pid)) ||
+	    atomic_exchange(&p->chld_act, v) == v)
+		return;
+	send_ident(pid, p->tgid, (long)CHLD);
 }
 
 int ulp_ident_is_placeholder(int pid)

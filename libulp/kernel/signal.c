@@ -591,6 +591,8 @@ void ulp_sig_action_changed(struct ulp_cb *cb, int sig)
 		atomic_fetch_or(&r->restart, bit);
 	else
 		atomic_fetch_and(&r->restart, ~bit);
+	if (sig == SIGCHLD)
+		ulp_ident_chld_action(cb);
 }
 
 /* ---- the kernel's side ---- */

@@ -589,6 +589,21 @@ static long ph_clone(struct ulp_cb *cb, unsigned long flags, void *frame, long p
 	return ulp_ident_parent_call(cb, ph_clone_fn, &c);
 }
 
+/* The children the kernel reaped as they ended (the ULP ignores SIGCHLD or set SA_NOCLDWAIT:
+ * its placeholder does too, ident.c) leave the ULP's list, which would else fill up: a perl
+ * ULP with $SIG{CHLD} = "IGNORE" got EAGAIN from its 257th fork (a process never does). */
+static void prune_kids(struct ulp_cb *cb)
+{
+	siginfo_t si;
+	int i;
+
+	for (i = cb->nkids - 1; i >= 0; i--)
+		if (ulp_sys_as_parent(cb, SYS_waitid, P_PID, cb->kids[i], (long)&si,
+				      WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT,
+				      0) == -ECHILD)
+			kid_drop(cb, cb->kids[i]);
+}
+
 static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, uintptr_t stack,
 		    long ptid, long ctid, int by_ph)
 {
@@ -598,6 +613,8 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 
 	if (flags & ~(unsigned long)FORK_OK)
 		return -EINVAL;
+	if (cb->nkids >= ULP_MAX_KIDS && !of_child)
+		prune_kids(cb);
 	if (cb->nkids >= ULP_MAX_KIDS)
 		return -EAGAIN;
 	if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))

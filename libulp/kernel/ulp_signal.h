@@ -124,6 +124,9 @@ extern int ulp_ph_fork;
  * placeholder or it did not take the call (stopped for 2 s, or gone). The caller's worker waits
  * meanwhile. */
 long ulp_ident_parent_call(const struct ulp_cb *cb, long (*fn)(void *), void *arg);
+/* The ULP's SIGCHLD action changed: its placeholder, its children's parent, takes the kernel's
+ * part of it (SIG_IGN and SA_NOCLDWAIT reap children as they end, SA_NOCLDSTOP). */
+void ulp_ident_chld_action(const struct ulp_cb *cb);
 /* The ULP exec'd (exec.c, host side, before the new program runs): its placeholder takes the new
  * program's name as its comm (ps, /proc/PID/comm). */
 void ulp_ident_exec(struct ulp_cb *cb);

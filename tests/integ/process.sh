@@ -196,4 +196,16 @@ if expect "setsid" 0 $X -n 2 /usr/bin/setsid /bin/bash "$T/sess.sh" && [ "$(line
 	ok "the children of a ULP that leads a session (setsid) are in that session"
 else no "the children of a ULP that leads a session (setsid) are in that session"; fi
 
+# A ULP that ignores SIGCHLD has its children reaped as they end, as a process has: before 27
+# Nov they stayed zombies, and the 257th fork failed with EAGAIN.
+ign='$SIG{CHLD} = "IGNORE"; for (1..400) { my $p = fork; die "fork $_: $!\n" unless defined $p;
+exit 0 unless $p; } sleep 1; my $z = `ps --ppid $$ -o stat= | grep -c Z`; chomp $z;
+my $w = wait; print "zombies $z wait $w ", ($!{ECHILD} ? "ECHILD" : "$!"), "\n"'
+if expect "ignored SIGCHLD, process" 0 /usr/bin/perl -e "$ign" && cp "$T/out" "$T/ref" &&
+	grep -q '^zombies 0 wait -1 ECHILD$' "$T/ref" &&
+	expect "ignored SIGCHLD, ULP" 0 $X -n 2 /usr/bin/perl -e "$ign" &&
+	[ "$(lines '^zombies 0 wait -1 ECHILD$')" = 2 ]; then
+	ok "a ULP that ignores SIGCHLD forks 400 children: none left a zombie, wait says ECHILD, as a process"
+else no "a ULP that ignores SIGCHLD forks 400 children: none left a zombie, wait says ECHILD, as a process"; fi
+
 finish integ-process
