@@ -15,10 +15,17 @@
  * as a process with sched_yield. A poll that progressed returns at once. Nothing else changes:
  * the same result is returned, UCX's own function does the work.
  *
+ * Only while one thread polls: under MPI_THREAD_MULTIPLE MPICH calls UCX with its lock held, so
+ * a yield there leaves the rank's other threads waiting for that lock; each is woken by the
+ * holder's unlock only to find it taken again, the holder never lets go, and ranks whose holders
+ * wait for each other's threads never progress (4 ranks of 4 threads each hung for good). Once
+ * a second thread calls ucp_worker_progress, this rank does not yield again (MPICH's own way).
+ *
  * The constructor takes this library out of LD_PRELOAD again, so the program, and what it runs,
  * see the environment ulpspawn was asked to give them.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +40,8 @@ static unsigned yield_after = 1;    /* idle polls before a yield */
 static unsigned idle;		    /* idle polls in a row (a hint: threads may race on it) */
 static unsigned long polls, yields; /* ULP_MPI_YIELD_STATS=1: printed at exit */
 static int stats;
+static unsigned long poller; /* the thread that polls (pthread_self), 0 before the first poll */
+static int several;	     /* another thread polled too: no more yields (see above) */
 
 __attribute__((visibility("default"))) unsigned ucp_worker_progress(void *worker);
 
@@ -56,6 +65,21 @@ static progress_fn find_real(void)
 	return f;
 }
 
+/* 1 while only the calling thread has ever polled. */
+static int one_poller(void)
+{
+	unsigned long me = (unsigned long)pthread_self(), first = 0;
+
+	if (__atomic_load_n(&several, __ATOMIC_RELAXED))
+		return 0;
+	if (__atomic_compare_exchange_n(&poller, &first, me, 0, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED) ||
+	    first == me)
+		return 1;
+	__atomic_store_n(&several, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
 unsigned ucp_worker_progress(void *worker)
 {
 	progress_fn f = __atomic_load_n(&real_progress, __ATOMIC_ACQUIRE);
@@ -68,7 +92,7 @@ unsigned ucp_worker_progress(void *worker)
 	n = f(worker);
 	if (stats)
 		__atomic_add_fetch(&polls, 1, __ATOMIC_RELAXED);
-	if (n || !yield_after) {
+	if (n || !yield_after || !one_poller()) {
 		__atomic_store_n(&idle, 0, __ATOMIC_RELAXED);
 		return n;
 	}
@@ -121,8 +145,8 @@ static void print_stats(void)
 {
 	const char *rank = getenv("PMI_RANK");
 
-	fprintf(stderr, "libulp-mpiyield: rank %s: %lu polls, %lu yields\n", rank ? rank : "?",
-		polls, yields);
+	fprintf(stderr, "libulp-mpiyield: rank %s: %lu polls, %lu yields%s\n", rank ? rank : "?",
+		polls, yields, several ? " (then several threads polled: no yields)" : "");
 }
 
 __attribute__((constructor)) static void init(void)

@@ -5,9 +5,11 @@
  * wrong values the ranks found (0 when right); the lines must equal mpiexec's.
  *   mpi_more io DIR   MPI-IO (ROMIO) on DIR/mpi_more.io.PID: collective writes and reads, a file
  *                     view, the shared file pointer (write_shared, write_ordered), atomic mode
+ *                     (alone, and readers beside writers)
  *   mpi_more win      one-sided: Win_allocate_shared + shared_query, Put/Get/Accumulate in fence
  *                     epochs on Win_create'd malloc memory, lock/unlock, compare-and-swap
- *   mpi_more thread   MPI_THREAD_MULTIPLE: 2 pthreads per rank in concurrent Sendrecv
+ *   mpi_more thread   MPI_THREAD_MULTIPLE: 2 pthreads per rank in concurrent Sendrecv, then 4 that
+ *                     take messages from any source while the main thread runs Allreduce
  *   mpi_more comm     Comm_split/dup, Ialltoallv, Waitany + Cancel, derived datatypes,
  *                     Probe/Mprobe, Get_processor_name, Wtime
  *   mpi_more stdin    each rank reads its stdin once (rank order): what it got
@@ -139,6 +141,36 @@ static int io_atomic(MPI_File fh)
 	return !on + (w != 3000 + right);
 }
 
+/* Atomic mode under contention: even ranks rewrite a 4 MiB block with their own value while odd
+ * ranks read it; every read must find one writer's block whole. Without atomic mode about one
+ * read in ten is torn here (processes and ULPs alike), so this needs the ranks' F_SETLKW locks
+ * to exclude each other, ULPs of one task included. */
+static int io_atomic_torn(MPI_File fh)
+{
+	int n = 1 << 20, *b = malloc(n * sizeof(int)), i, it, torn = 0;
+	MPI_Offset at = 8192;
+
+	MPI_File_set_atomicity(fh, 1);
+	for (i = 0; i < n; i++)
+		b[i] = rank + 1;
+	if (rank == 0)
+		MPI_File_write_at(fh, at, b, n, MPI_INT, MPI_STATUS_IGNORE);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (it = 0; it < 20; it++) {
+		if (rank % 2 == 0) {
+			MPI_File_write_at(fh, at, b, n, MPI_INT, MPI_STATUS_IGNORE);
+			continue;
+		}
+		MPI_File_read_at(fh, at, b, n, MPI_INT, MPI_STATUS_IGNORE);
+		for (i = 1; i < n && b[i] == b[0]; i++)
+			;
+		torn += i < n || b[0] < 1 || b[0] > size || b[0] % 2 == 0;
+	}
+	MPI_File_set_atomicity(fh, 0);
+	free(b);
+	return torn;
+}
+
 static void t_io(const char *dir)
 {
 	char path[4096];
@@ -159,6 +191,7 @@ static void t_io(const char *dir)
 	report("io set_view write_all", io_view(fh));
 	report("io write_shared/write_ordered", io_shared(fh));
 	report("io atomic", io_atomic(fh));
+	report("io atomic: torn reads beside writers", io_atomic_torn(fh));
 	MPI_File_get_size(fh, &sz);
 	MPI_File_close(&fh);
 	if (rank == 0)
@@ -283,6 +316,69 @@ static void *pair_thread(void *arg)
 	return (void *)err;
 }
 
+#define ANY_THREADS 4
+#define ANY_ITERS 10
+static MPI_Comm any_comm[ANY_THREADS];
+
+/* Thread t sends to every other rank on its own communicator and takes what comes from any
+ * source with any tag (Probe, then Recv), ANY_ITERS rounds: the values it got must add up. */
+static void *any_thread(void *arg)
+{
+	long t = (long)arg, got = 0, want = 0, err = 0;
+	int i, r;
+
+	for (i = 0; i < ANY_ITERS; i++) {
+		MPI_Request rq[64];
+		MPI_Status sts[64];
+		int n = 0, v = rank * 1000000 + (int)t * 10000 + i, x;
+
+		for (r = 0; r < size; r++)
+			if (r != rank)
+				MPI_Isend(&v, 1, MPI_INT, r, i % 7, any_comm[t], &rq[n++]);
+		for (r = 0; r < size - 1; r++) {
+			MPI_Status st;
+
+			MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, any_comm[t], &st);
+			MPI_Recv(&x, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, any_comm[t],
+				 MPI_STATUS_IGNORE);
+			err += x / 1000000 != st.MPI_SOURCE || x / 10000 % 100 != t ||
+			       x % 10000 % 7 != st.MPI_TAG;
+			got += x;
+		}
+		MPI_Waitall(n, rq, sts);
+		for (r = 0; r < size; r++)
+			if (r != rank)
+				want += r * 1000000 + (int)t * 10000 + i;
+	}
+	return (void *)(err + (got != want));
+}
+
+/* ANY_THREADS threads in any_thread while the main thread runs Allreduce: every thread of a rank
+ * waits in MPI at once. libulp-mpiyield's yield in UCX's progress, inside MPICH's lock, hung
+ * this for good before 27 Nov. */
+static int thread_any(void)
+{
+	pthread_t th[ANY_THREADS];
+	long t, err = 0;
+	void *r;
+	int i, one = 1, sum;
+
+	for (t = 0; t < ANY_THREADS; t++)
+		MPI_Comm_dup(MPI_COMM_WORLD, &any_comm[t]);
+	for (t = 0; t < ANY_THREADS; t++)
+		pthread_create(&th[t], NULL, any_thread, (void *)t);
+	for (i = 0; i < 10; i++) {
+		MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		err += sum != size;
+	}
+	for (t = 0; t < ANY_THREADS; t++) {
+		pthread_join(th[t], &r);
+		err += (long)r;
+		MPI_Comm_free(&any_comm[t]);
+	}
+	return (int)err;
+}
+
 /* Ranks in pairs (an even count), two threads each, tags by thread. */
 static void t_thread(int provided)
 {
@@ -300,6 +396,7 @@ static void t_thread(int provided)
 		err += (long)r;
 	}
 	report("thread 2x200 Sendrecv", (int)err);
+	report("thread 4xAny_source beside Allreduce", thread_any());
 }
 
 static int comm_split(void)
