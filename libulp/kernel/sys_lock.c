@@ -21,9 +21,11 @@
  * close-on-exec) closes the private, so its locks go, as POSIX says; so does the ULP's end. A
  * new child process closes every private of its copy of the table (sys_fork.c): it holds none
  * of its parent's locks. The task's privates are in one table (ulp_locks), looked up by the
- * ULP's pvid and the file's st_dev and st_ino: one fstat and one F_GETFL per call, and the
- * reopen at a ULP's first lock of a file. F_GETLK finds another ULP of the task holding the
- * conflicting lock among the privates of that file and gives its pid.
+ * ULP's pvid and the file's st_dev and st_ino (an fstat and an F_GETFL: which file, and whether
+ * the descriptor's mode allows the lock), or, for the descriptor the ULP locked through last
+ * time, unchanged since by fds.c's word, with no system call; the reopen comes at its first lock
+ * of a file. F_GETLK finds another ULP of the task holding the conflicting lock among the
+ * privates of that file and gives its pid.
  *
  * Where it cannot be the ULP's own (docs/syscalls.md, "Record locks"): a file it cannot open again
  * (not a regular file, no /proc, permissions since changed, a mode the private lacks, the table

@@ -55,6 +55,24 @@ for mode in shared twoopen closeone closers fork wait; do
 	fi
 done
 
+# Mutual exclusion under load: 4 ranks increment one counter 1000 times each under a write lock
+# (F_SETLKW or lockf; let go by an unlock or a close) while a thread of each locks files of its
+# own; an increment lost is a lock two ranks held at once. Through a new open each time, and
+# through descriptor 9, inherited by all (before 27 Nov: increments lost).
+for prog in "locks count 1000" "locks_dyn count 1000" "locks count 1000 9"; do
+	for how in "-w 1" "-w 2"; do
+		fresh
+		name="$prog: 4 ULPs ($how) take turns on one counter, none lost"
+		if (cd "$D" && timeout -k 10 90 "$X" $how -n 4 "$P/"$prog 9<>lk) >"$T/out" 2>&1 &&
+			[ "$(cat "$D/lk")" = 00000000000000004000 ]; then
+			ok "$name"
+		else
+			echo "counter: $(cat "$D/lk")" >>"$T/out"
+			no "$name"
+		fi
+	done
+done
+
 # The shell case: sh ranks that inherited descriptor 9 of the lock file lock through it.
 fresh
 if (cd "$D" && timeout 90 "$X" -w 1 -n 2 sh -c "exec $P/locks shared" 9<>lk) >"$T/out" 2>&1 &&

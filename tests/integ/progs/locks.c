@@ -12,12 +12,17 @@
  *   locks fork        rank 0's fork child holds none of its locks, and keeps none after it
  *   locks wait        F_SETLKW and lockf(F_LOCK) woken by an unlock, by a close, by the
  *                     holder's end; EINTR by a signal, a SA_RESTART handler that goes on
+ *   locks count N     N increments of the counter in lk, each under a write lock taken with
+ *                     F_SETLKW or lockf and let go by an unlock or a close, while a thread
+ *                     locks files of its own: the count must be every rank's N; count N 9:
+ *                     through descriptor 9 each time, always unlocked
  *   locks bench N [FD] N lock and unlock pairs (through FD, else its own open of lk):
  *                     nanoseconds per pair (not compared)
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,6 +386,64 @@ static void waits(void)
 	printf("setlkw: %s%s\n", got(r), exists("D-ending") ? " after the holder's end" : " early");
 }
 
+static volatile int counting = 1;
+
+/* Beside the counting: lock and unlock files of this rank's own, opened and closed each time
+ * (the same ULP's private opens made and closed under the counter's). */
+static void *churn(void *arg)
+{
+	char name[32];
+	int fd, i = 0;
+
+	(void)arg;
+	while (counting) {
+		snprintf(name, sizeof(name), "own.%d.%d", rank, i++ % 3);
+		fd = open(name, O_RDWR | O_CREAT, 0644);
+		if (fd < 0 || lk(fd, F_SETLK, F_WRLCK, 0, 0) < 0 ||
+		    lk(fd, F_SETLK, F_UNLCK, 0, 0) < 0)
+			die("churn");
+		close(fd);
+	}
+	return NULL;
+}
+
+/* One increment of the counter at the start of lk (through fd, else a new open of lk), locked
+ * one of four ways. */
+static void count_one(long i, int shared_fd)
+{
+	int fd = shared_fd >= 0 ? shared_fd : open_lk(), r;
+	long v = 0;
+	char buf[32];
+
+	r = i % 2 ? lockf(fd, F_LOCK, 0) : lk(fd, F_SETLKW, F_WRLCK, 0, 0);
+	if (r < 0)
+		die("count: lock");
+	memset(buf, 0, sizeof(buf));
+	if (pread(fd, buf, sizeof(buf) - 1, 0) < 0)
+		die("count: pread");
+	v = atol(buf) + 1;
+	snprintf(buf, sizeof(buf), "%020ld\n", v);
+	if (pwrite(fd, buf, strlen(buf), 0) != (ssize_t)strlen(buf))
+		die("count: pwrite");
+	if ((shared_fd >= 0 || i % 4 < 2) && lk(fd, F_SETLK, F_UNLCK, 0, 0) < 0)
+		die("count: unlock"); /* else the close lets it go */
+	if (shared_fd < 0)
+		close(fd);
+}
+
+static void count(long n, int shared_fd)
+{
+	pthread_t t;
+	long i;
+
+	if (pthread_create(&t, NULL, churn, NULL))
+		die("pthread_create");
+	for (i = 0; i < n; i++)
+		count_one(i, shared_fd);
+	counting = 0;
+	pthread_join(t, NULL);
+}
+
 static void bench(long n, int fd)
 {
 	struct timespec t0, t1;
@@ -416,6 +479,8 @@ int main(int argc, char **argv)
 		forked();
 	else if (!strcmp(argv[1], "wait"))
 		waits();
+	else if (!strcmp(argv[1], "count") && argc > 2)
+		count(atol(argv[2]), argc > 3 ? atoi(argv[3]) : -1);
 	else if (!strcmp(argv[1], "bench") && argc > 2)
 		bench(atol(argv[2]), argc > 3 ? atoi(argv[3]) : -1);
 	else
