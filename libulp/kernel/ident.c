@@ -534,13 +534,19 @@ long ulp_ident_parent_call(const struct ulp_cb *cb, long (*fn)(void *), void *ar
 	atomic_store(&p->call_state, CALL_POSTED);
 	r = send_ident(pid, p->tgid, (long)CALL) == 0 ? 0 : -ENOSYS;
 	while (!r && (v = atomic_load(&p->call_state)) != CALL_DONE) {
+		int gone = atomic_load(&p->pid) != pid || atomic_load(&p->alive) == 0;
+
 		/* Not taken: stopped for 2 s, or not run for a minute (a loaded machine may not
-		 * schedule it for seconds: await_ph). Withdrawn, unless taken meanwhile. */
-		if (v == CALL_POSTED && (stopped >= 20 || rounds >= 600)) {
+		 * schedule it for seconds: await_ph), or gone. Withdrawn, unless taken meanwhile;
+		 * taken by one that died before it answered (killed, its ULP ending): -EAGAIN, as
+		 * what it did is not known (a fork made again would make a second child). */
+		if ((v == CALL_POSTED && (stopped >= 20 || rounds >= 600)) || gone) {
 			uint32_t posted = CALL_POSTED;
 
 			if (atomic_compare_exchange_strong(&p->call_state, &posted, CALL_IDLE))
 				r = -ENOSYS;
+			else if (gone && atomic_load(&p->call_state) != CALL_DONE)
+				r = -EAGAIN;
 			continue;
 		}
 		sys(SYS_futex, (long)&p->call_state, FUTEX_WAIT_PRIVATE, v, (long)&ts, 0, 0);
