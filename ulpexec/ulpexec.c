@@ -36,7 +36,8 @@ static void usage(FILE *f)
 	    "Each ULP gets ULP_RANK (0..total-1) and ULP_SIZE in its environment.\n"
 	    "Exit status: 0 when every ULP exits 0, else the first non-zero status by rank\n"
 	    "(128+signal for a killed ULP); each failed ULP is reported on stderr.\n"
-	    "127: a program is missing, 126: it cannot run.\n");
+	    "127: a program is missing, 126: it cannot run.\n"
+	    "Standard input is rank 0's; the other ULPs read /dev/null.\n");
 }
 
 static int parse_segment(int argc, char **argv, struct segment *seg, int first, void *ctx)
