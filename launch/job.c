@@ -355,6 +355,28 @@ static void pmi_lost(void *arg, int rank)
 	kill_all(j);
 }
 
+/* A rank asked for a PMI service we do not give (it gets rc=-1, and its MPI library an error):
+ * say so, naming the MPI call, so that the job's failure is not a mystery. */
+static void pmi_refused(void *arg, int rank, const char *cmd)
+{
+	static const char *const calls[][2] = {{"spawn", "MPI_Comm_spawn"},
+					       {"publish_name", "MPI_Publish_name"},
+					       {"unpublish_name", "MPI_Unpublish_name"},
+					       {"lookup_name", "MPI_Lookup_name"}};
+	struct job *j = arg;
+	const char *call = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (!strcmp(cmd, calls[i][0]))
+			call = calls[i][1];
+	fprintf(stderr,
+		"%s: rank %d asked for PMI %s%s%s%s, which %s does not serve: answered "
+		"with an error\n",
+		j->o->tool, rank, cmd, call ? " (" : "", call ? call : "", call ? ")" : "",
+		j->o->tool);
+}
+
 /* A death a shell does not report: SIGPIPE once the reader of the launcher's own stdout went
  * away (`ulpexec seq 1000000 | head -1`; a pipe's write end polls POLLERR then). The status
  * says it (141), as a shell's $? does; stderr stays quiet. A SIGPIPE from anything else (a
@@ -772,7 +794,7 @@ static int report(struct job *j)
 /* --pmi: a PMI-1 server for the job, each rank's appnum its program's index (MPMD). */
 static int pmi_create(struct job *j, struct segment *segs, int nsegs)
 {
-	static const struct launch_pmi_ops ops = {pmi_abort, pmi_lost};
+	static const struct launch_pmi_ops ops = {pmi_abort, pmi_lost, pmi_refused};
 	int *appnum = calloc((size_t)j->total, sizeof(int)), s, rc;
 	long r = 0, k;
 

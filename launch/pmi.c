@@ -6,6 +6,9 @@
  * What Debian's MPICH 4.0.2 (ch4:ucx, simple PMI client) sends was read off the wire with a probe
  * server: init, get_maxes, get_appnum, get_my_kvsname, get of PMI_process_mapping, then rounds of
  * put + barrier_in + get, finalize; MPI_Abort sends "cmd=abort exitcode=N" and waits for death.
+ * PMI_Spawn_multiple (MPICH's simple PMI-1 client in builds whose device can spawn) is the one
+ * multi-line command: per application a block "mcmd=spawn", "nprocs=N", ..., "totspawns=T",
+ * "spawnssofar=S", ..., "endcmd", and one "cmd=spawn_result" answers the last block.
  */
 #include "pmi.h"
 #include "pvas.h"
@@ -29,6 +32,8 @@
 struct pmi_conn {
 	int sfd, cfd; /* server end (ours), client end (the rank's, until handed over) */
 	int in_barrier, finalized;
+	int in_mcmd;		  /* inside an "mcmd=" block, up to its "endcmd" */
+	int mcmd_tot, mcmd_sofar; /* its totspawns= and spawnssofar= */
 	size_t inlen;
 	char in[LINE_MAX_LEN];
 	char *out;
@@ -229,6 +234,29 @@ static int do_get(struct launch_pmi *p, struct pmi_conn *c, char **tok, int ntok
 	return emit(c, "cmd=get_result rc=0 msg=success value=%s", v);
 }
 
+/* spawn, publish_name, lookup_name...: a clear no rather than a hang, and the launcher told. */
+static int refuse(struct launch_pmi *p, int rank, const char *cmd)
+{
+	if (p->ops.refused)
+		p->ops.refused(p->arg, rank, cmd);
+	return emit(&p->c[rank], "cmd=%s_result rc=-1 msg=%s_not_supported_by_ulpspawn", cmd, cmd);
+}
+
+/* A line of an mcmd=spawn block (see the top): only the last block's endcmd is answered. */
+static int mcmd_line(struct launch_pmi *p, int rank, const char *line)
+{
+	struct pmi_conn *c = &p->c[rank];
+
+	if (!strncmp(line, "totspawns=", 10))
+		c->mcmd_tot = atoi(line + 10);
+	else if (!strncmp(line, "spawnssofar=", 12))
+		c->mcmd_sofar = atoi(line + 12);
+	if (strcmp(line, "endcmd"))
+		return 0;
+	c->in_mcmd = 0;
+	return c->mcmd_sofar < c->mcmd_tot ? 0 : refuse(p, rank, "spawn");
+}
+
 /* One command line (NUL-terminated, no newline). */
 static int serve_line(struct launch_pmi *p, int rank, char *line)
 {
@@ -237,6 +265,13 @@ static int serve_line(struct launch_pmi *p, int rank, char *line)
 	const char *cmd, *v;
 	int ntok = 0;
 
+	if (c->in_mcmd)
+		return mcmd_line(p, rank, line);
+	if (!strcmp(line, "mcmd=spawn")) {
+		c->in_mcmd = 1;
+		c->mcmd_tot = c->mcmd_sofar = 0;
+		return 0;
+	}
 	/* abort's msg= (when a client sends one) runs to the end of the line, spaces included */
 	msg = strstr(line, " msg=");
 	if (msg)
@@ -280,8 +315,7 @@ static int serve_line(struct launch_pmi *p, int rank, char *line)
 			p->ops.abort(p->arg, rank, v ? atoi(v) : 1, msg ? msg : "");
 		return 0;
 	}
-	/* spawn, publish_name, lookup_name...: a clear no rather than a hang */
-	return emit(c, "cmd=%s_result rc=-1 msg=%s_not_supported_by_ulpspawn", cmd, cmd);
+	return refuse(p, rank, cmd);
 }
 
 static int flush_out(struct pmi_conn *c)

@@ -23,6 +23,9 @@ struct launch_pmi_ops {
 	void (*abort)(void *arg, int rank, int code, const char *msg);
 	/* Rank closed its PMI connection without finalize (it died or exited early). */
 	void (*lost)(void *arg, int rank);
+	/* Rank asked for what this server does not serve (cmd: "spawn", "publish_name",
+	 * "lookup_name"...); it is answered rc=-1. May be NULL. */
+	void (*refused)(void *arg, int rank, const char *cmd);
 };
 
 /* A server for nranks ranks; appnum[r] is rank r's program index in an MPMD job (NULL: all 0).

@@ -64,6 +64,17 @@ else
 	no "ulpspawn --pmi: a rank that exits inside MPI ends the job (its status, 3)"
 fi
 
+# PMI_Spawn_multiple (MPICH builds whose device can spawn send it; Debian's ch4:ucx fails before,
+# tests/mpi/mpi_more.sh): answered with an error, the launcher names the call, nothing hangs.
+if expect "pmi_guest spawn" 0 $S --pmi -n 2 -t 1 $B/pmi_guest spawn &&
+	grep -q '^spawn answered: cmd=spawn_result rc=-1 msg=spawn_not_supported_by_ulpspawn$' "$T/out" &&
+	grep -q "rank 0 asked for PMI spawn (MPI_Comm_spawn), which ulpspawn does not serve" "$T/out" &&
+	[ "$(grep -c 'app 0 next=' "$T/out")" = 2 ]; then
+	ok "ulpspawn --pmi: a PMI spawn (mcmd=spawn blocks) is refused with a message naming it"
+else
+	no "ulpspawn --pmi: a PMI spawn (mcmd=spawn blocks) is refused with a message naming it"
+fi
+
 # Ranks of one task share its descriptor table: a dead rank's PMI end stays open there, no EOF
 # comes, and the launcher must see the end from the rank's exit (it hung before).
 if expect "pmi_guest die, shared task" 3 $S --pmi -n 3 -t 1 $B/pmi_guest die &&

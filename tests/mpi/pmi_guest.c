@@ -3,7 +3,9 @@
  * A PMI-1 client with no MPI library, speaking the wire as libmpich does (init, get_appnum, put,
  * barrier, get of the next rank's key, finalize), to test ulpspawn --pmi with ranks as ULPs.
  * Prints "rank R app A next=VALUE". pmi_guest abort C: rank 1 sends abort with code C;
- * pmi_guest die: rank 1 exits 3 after init, without finalize.
+ * pmi_guest die: rank 1 exits 3 after init, without finalize. pmi_guest spawn: rank 0 asks to
+ * spawn as MPICH's PMI_Spawn_multiple does (one mcmd=spawn block per program) and prints the
+ * answer, then goes on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,22 @@ static const char *rx(const char *key)
 	return v + strlen(key);
 }
 
+/* Two programs, so two blocks; the answer comes after the last. */
+static void spawn(void)
+{
+	char b[256];
+	size_t k = 0;
+
+	tx("mcmd=spawn\nnprocs=1\nexecname=/bin/true\ntotspawns=2\nspawnssofar=1\nargcnt=0\n"
+	   "preput_num=0\ninfo_num=0\nendcmd\n");
+	tx("mcmd=spawn\nnprocs=2\nexecname=/bin/false\ntotspawns=2\nspawnssofar=2\nargcnt=1\n"
+	   "arg1=-x\npreput_num=0\ninfo_num=0\nendcmd\n");
+	while (k < sizeof(b) - 1 && read(fd, b + k, 1) == 1 && b[k++] != '\n')
+		;
+	b[k] = 0;
+	printf("spawn answered: %s", b);
+}
+
 int main(int argc, char **argv)
 {
 	const char *f = getenv("PMI_FD"), *rs = getenv("PMI_RANK"), *ns = getenv("PMI_SIZE");
@@ -55,6 +73,8 @@ int main(int argc, char **argv)
 	app = atoi(rx("appnum="));
 	if (argc > 1 && !strcmp(argv[1], "die") && r == 1)
 		exit(3);
+	if (argc > 1 && !strcmp(argv[1], "spawn") && r == 0)
+		spawn();
 	snprintf(m, sizeof(m), "cmd=put kvsname=kvs_0 key=k%d value=v%d\n", r, r * r);
 	tx(m);
 	rx("msg=success");

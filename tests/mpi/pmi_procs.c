@@ -70,7 +70,7 @@ static pid_t start_rank(struct launch_pmi *p, int rank, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct launch_pmi_ops ops = {on_abort, on_lost};
+	struct launch_pmi_ops ops = {on_abort, on_lost, NULL};
 	struct launch_pmi *p;
 	struct pollfd *pfd;
 	int r, rc, status, first_bad = 0, left;

@@ -30,7 +30,14 @@ static void on_lost(void *arg, int rank)
 	lost_rank = rank;
 }
 
-static const struct launch_pmi_ops ops = {on_abort, on_lost};
+static char refused[64];
+
+static void on_refused(void *arg, int rank, const char *cmd)
+{
+	snprintf(refused, sizeof(refused), "%d %s", rank, cmd);
+}
+
+static const struct launch_pmi_ops ops = {on_abort, on_lost, on_refused};
 
 static void open_all(struct launch_pmi *p, int n)
 {
@@ -101,6 +108,26 @@ static void test_pmi_refuses_bad_requests_clearly(void **state)
 			    "cmd=put_result rc=-1 msg=unknown_kvsname\n");
 	assert_string_equal(ask(p, 0, "cmd=spawn nprocs=2\n"),
 			    "cmd=spawn_result rc=-1 msg=spawn_not_supported_by_ulpspawn\n");
+	assert_string_equal(refused, "0 spawn");
+	/* PMI_Spawn_multiple's blocks, as MPICH's simple client sends them: one answer, after the
+	 * last block; the connection stays (before 27 Nov "mcmd=" was a protocol error, and the
+	 * launcher said the rank ended before MPI_Finalize) */
+	refused[0] = 0;
+	lost_rank = -1;
+	assert_string_equal(ask(p, 0,
+				"mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=2\n"
+				"spawnssofar=1\nargcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n"),
+			    "");
+	assert_string_equal(refused, "");
+	assert_string_equal(ask(p, 0,
+				"mcmd=spawn\nnprocs=2\nexecname=b\ntotspawns=2\n"
+				"spawnssofar=2\nargcnt=1\narg1=x y\nendcmd\n"),
+			    "cmd=spawn_result rc=-1 msg=spawn_not_supported_by_ulpspawn\n");
+	assert_string_equal(refused, "0 spawn");
+	assert_string_equal(
+	    ask(p, 0, "cmd=lookup_name service=s\n"),
+	    "cmd=lookup_name_result rc=-1 msg=lookup_name_not_supported_by_ulpspawn\n");
+	assert_int_equal(lost_rank, -1);
 	memset(big, 'x', sizeof(big) - 2);
 	snprintf(big, 40, "cmd=put kvsname=kvs_0 key=k value=");
 	big[strlen(big)] = 'x';
