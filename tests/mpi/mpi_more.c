@@ -16,6 +16,7 @@
  *   mpi_more env N... each rank's cwd and these variables
  *   mpi_more exit R C | return R | abort R C   rank R exits with C without MPI_Finalize, returns
  *                     from main without it, or calls MPI_Abort(C); the others wait in MPI_Recv
+ *   mpi_more finalize R C   after MPI_Finalize rank R returns C at once, the others 0 later
  *   mpi_more spawn | port   MPI_Comm_spawn of 2 more / MPI_Open_port
  */
 #include <mpi.h>
@@ -670,6 +671,12 @@ int main(int argc, char **argv)
 	} else if (!strcmp(m, "return") && argc == 3) {
 		if (t_leave(m, atoi(argv[2]), 0))
 			return 0;
+	} else if (!strcmp(m, "finalize") && argc == 4) {
+		MPI_Finalize(); /* rank R returns C at once, the others a moment later with 0 */
+		if (rank == atoi(argv[2]))
+			return atoi(argv[3]);
+		usleep(300000);
+		return 0;
 	} else if (!strcmp(m, "spawn")) {
 		t_spawn(argv[0]);
 	} else if (!strcmp(m, "port")) {
@@ -678,7 +685,8 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			fprintf(stderr,
 				"usage: mpi_more io DIR | win | thread (even ranks) | comm | "
-				"stdin | env NAME... | exit R C | return R | abort R C | "
+				"stdin | env NAME... | exit R C | return R | abort R C | finalize "
+				"R C | "
 				"spawn | port\n");
 		MPI_Finalize();
 		return 2;

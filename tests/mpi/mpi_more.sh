@@ -113,6 +113,16 @@ else
 	no "MPI_Abort(7) from rank 1 while the others block in MPI_Recv: status 7, as mpiexec"
 fi
 
+# After MPI_Finalize a rank is on its own: one that returns 5 while the others are still at work
+# makes the job's status 5 under both launchers.
+st=$(timeout 60 "$MPIEXEC" -n 3 "$P" finalize 1 5 >/dev/null 2>&1; echo $?)
+if [ "$st" = 5 ] && expect "finalize then 5" 5 "$S" -n 3 "$P" finalize 1 5 &&
+	grep -q "rank 1 .*exited with status 5" "$T/out" && ! grep -q "before MPI_Finalize" "$T/out"; then
+	ok "a rank that returns 5 after MPI_Finalize, before the others end: status 5, as mpiexec"
+else
+	no "a rank that returns 5 after MPI_Finalize, before the others end: status 5, as mpiexec ($st)"
+fi
+
 # Debian's MPICH (ch4:ucx) cannot spawn or open a port under any launcher: UCX has no dynamic
 # processes, and MPICH says so before it asks its PMI server. Same status, same message.
 for m in spawn port; do
