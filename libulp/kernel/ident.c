@@ -544,7 +544,7 @@ long ulp_ident_parent_call(const struct ulp_cb *cb, long (*fn)(void *), void *ar
 			uint32_t posted = CALL_POSTED;
 
 			if (atomic_compare_exchange_strong(&p->call_state, &posted, CALL_IDLE))
-				r = -ENOSYS;
+				r = -ETIMEDOUT;
 			else if (gone && atomic_load(&p->call_state) != CALL_DONE)
 				r = -EAGAIN;
 			continue;

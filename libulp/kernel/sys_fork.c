@@ -172,7 +172,9 @@ long ulp_sys_as_parent(struct ulp_cb *cb, long nr, long a, long b, long c, long 
 	if (r != -ECHILD && r != -ESRCH)
 		return r;
 	p = ulp_ident_parent_call(cb, ph_sys_fn, &call);
-	return p == -ENOSYS ? r : p;
+	if (p == -ETIMEDOUT && nr != SYS_setpgid)
+		return 0; /* a stopped placeholder: no news of its children yet (never ECHILD) */
+	return p == -ENOSYS || p == -ETIMEDOUT ? r : p;
 }
 
 /* The kernel's wait4 on one child; a reaped child leaves the ULP's list. */
@@ -516,9 +518,8 @@ static void vfork_child(void)
 	if (slot >= 0 && vfork_group[slot] >= 0) { /* the placeholder's child */
 		if (vfork_group[slot])
 			raw(SYS_setpgid, 0, vfork_group[slot], 0, 0, 0, 0);
-	} else {
-		join_group(ulp_current_cb(), 0,
-			   forked); /* forked: a fork child's own posix_spawn */
+	} else { /* forked: a fork child's own posix_spawn */
+		join_group(ulp_current_cb(), 0, forked);
 	}
 	if (!forked)
 		child_takes_ulp(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL, 0);
@@ -580,13 +581,15 @@ static long ph_clone(struct ulp_cb *cb, unsigned long flags, void *frame, long p
 			     .gs = (uintptr_t)ulp_arch_self_get(),
 			     .frame = frame,
 			     .umask = cb->umask};
+	long r;
 
 	if (!ulp_ph_fork)
 		return -ENOSYS;
 	c.group = *group = ph_kids_group(cb);
 	if (!frame && ulp_arch_jmp_save(&c.j))
 		return 0; /* the placeholder's child, on this frame of its copy of memory */
-	return ulp_ident_parent_call(cb, ph_clone_fn, &c);
+	r = ulp_ident_parent_call(cb, ph_clone_fn, &c);
+	return r == -ETIMEDOUT ? -ENOSYS : r; /* not taken: the worker makes it */
 }
 
 /* The children the kernel reaped as they ended (the ULP ignores SIGCHLD or set SA_NOCLDWAIT:

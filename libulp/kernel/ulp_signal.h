@@ -120,9 +120,9 @@ int ulp_ident_is_placeholder(int pid);
  * kernel parent), as before 27 Nov. */
 extern int ulp_ph_fork;
 /* fn(arg) run by the ULP's placeholder, which holds its pid, so that the kernel's parent of the
- * children it forks there is the ULP (sys_fork.c); fn's result, or -ENOSYS when the ULP has no
- * placeholder or it did not take the call (stopped for 2 s, or gone). The caller's worker waits
- * meanwhile. */
+ * children it forks there is the ULP (sys_fork.c); fn's result, -ENOSYS when the ULP has no
+ * placeholder, -ETIMEDOUT when it did not take the call (stopped for 2 s, or gone), -EAGAIN
+ * when it took it and died. The caller's worker waits meanwhile. */
 long ulp_ident_parent_call(const struct ulp_cb *cb, long (*fn)(void *), void *arg);
 /* The ULP's SIGCHLD action changed: its placeholder, its children's parent, takes the kernel's
  * part of it (SIG_IGN and SA_NOCLDWAIT reap children as they end, SA_NOCLDSTOP). */
