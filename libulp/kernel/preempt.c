@@ -85,6 +85,7 @@ static void account(struct ulp_worker *w, struct ulp_task *t, int user)
 		atomic_fetch_add(&cb->cpu_ns[user ? 0 : 1], d);
 		if (u) /* and to the thread, for CLOCK_THREAD_CPUTIME_ID */
 			atomic_fetch_add(&u->cpu_ns[user ? 0 : 1], d);
+		ulp_cputime_check(cb); /* its CPU-time timers and RLIMIT_CPU */
 	}
 }
 

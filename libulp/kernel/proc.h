@@ -149,6 +149,11 @@ struct ulp_cb {
 	/* CPU time its threads used, user and system (the runtime on its behalf), in ns: charged by
 	 * the preemption tick of the worker that runs it (preempt.c) */
 	_Atomic uint64_t cpu_ns[2];
+	/* What that CPU time sets off (cputime.c): ITIMER_VIRTUAL's [0] and ITIMER_PROF's [1]
+	 * expiry (0: off) and interval, in ns of it; the CPU time at which its RLIMIT_CPU is
+	 * looked at next (0: at the next tick) */
+	_Atomic uint64_t itimer[2][2];
+	_Atomic uint64_t cpu_limit_at;
 	/* What the child processes it waited for used, as the kernel's RUSAGE_CHILDREN counts it
 	 * (the task's counts every ULP's): user and system CPU in ns, the largest maxrss (KiB), the
 	 * sums of minflt, majflt, inblock, oublock, nvcsw, nivcsw (sys_proc.c) */

@@ -25,6 +25,7 @@
 #include "proc.h"
 #include "sys.h"
 #include "syscall.h"
+#include "ulp_signal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,6 +132,8 @@ long ulp_sys_rlimit(struct ulp_cb *cb, struct ulp_sys *s)
 		task_nofile(n.cur);
 	if (r == 0 && res == RLIMIT_NOFILE && (set || old))
 		atomic_store(&cb->nofile, set ? n.cur : old->cur);
+	if (r == 0 && res == RLIMIT_CPU && set)
+		ulp_cputime_limit_changed(cb); /* held to it by its ticks (cputime.c) */
 	return r;
 }
 

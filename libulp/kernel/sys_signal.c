@@ -395,23 +395,50 @@ static long itimer_real(struct ulp_cb *cb, const struct itimerval *nv, struct it
 	return 0;
 }
 
-/* ITIMER_VIRTUAL and ITIMER_PROF count the CPU time of the whole task: refused (docs). */
+/* ITIMER_VIRTUAL or ITIMER_PROF of cb: counted on its own CPU time (cputime.c). */
+static long itimer_cpu(struct ulp_cb *cb, int which, const struct itimerval *nv,
+		       struct itimerval *ov)
+{
+	uint64_t set[2], old[2];
+
+	if (nv) {
+		if (nv->it_value.tv_sec < 0 || nv->it_value.tv_usec < 0 ||
+		    nv->it_value.tv_usec >= 1000000 || nv->it_interval.tv_sec < 0 ||
+		    nv->it_interval.tv_usec < 0 || nv->it_interval.tv_usec >= 1000000)
+			return -EINVAL;
+		set[0] = (uint64_t)tv_ns(&nv->it_value);
+		set[1] = (uint64_t)tv_ns(&nv->it_interval);
+	}
+	ulp_cputime_itimer(cb, which, nv ? set : NULL, old);
+	if (ov) {
+		ns_tv((long long)old[0], &ov->it_value);
+		ns_tv((long long)old[1], &ov->it_interval);
+	}
+	return 0;
+}
+
+static long itimer(struct ulp_cb *cb, long which, const struct itimerval *nv, struct itimerval *ov)
+{
+	if (which == ITIMER_REAL)
+		return itimer_real(cb, nv, ov);
+	if (which == ITIMER_VIRTUAL || which == ITIMER_PROF)
+		return itimer_cpu(cb, (int)which, nv, ov);
+	return -EINVAL;
+}
+
 long ulp_sys_setitimer(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	if (ulp_sys_in_child())
 		return sys(s->nr, s->a[0], s->a[1], s->a[2], 0, 0, 0);
-	if (s->a[0] != ITIMER_REAL)
-		return -EINVAL;
-	return itimer_real(cb, (const struct itimerval *)s->a[1], (struct itimerval *)s->a[2]);
+	return itimer(cb, (int)s->a[0], (const struct itimerval *)s->a[1],
+		      (struct itimerval *)s->a[2]);
 }
 
 long ulp_sys_getitimer(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	if (ulp_sys_in_child())
 		return sys(s->nr, s->a[0], s->a[1], 0, 0, 0, 0);
-	if (s->a[0] != ITIMER_REAL)
-		return -EINVAL;
-	return itimer_real(cb, NULL, (struct itimerval *)s->a[1]);
+	return itimer(cb, (int)s->a[0], NULL, (struct itimerval *)s->a[1]);
 }
 
 long ulp_sys_alarm(struct ulp_cb *cb, struct ulp_sys *s)

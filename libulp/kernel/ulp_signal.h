@@ -104,6 +104,15 @@ void ulp_sig_timer_value(struct ulp_cb *cb, int kid, long value);
 /* alarm / ITIMER_REAL's timer of cb (made on first use); negative: -errno. */
 long ulp_sig_alarm_timer(struct ulp_cb *cb);
 
+/* CPU-time timers and limit (cputime.c). cb was charged CPU time (preempt.c's tick): the signals
+ * its ITIMER_VIRTUAL, ITIMER_PROF and RLIMIT_CPU owe it now. */
+void ulp_cputime_check(struct ulp_cb *cb);
+/* cb's ITIMER_VIRTUAL or ITIMER_PROF (which): old[0] the CPU time left (0: off), old[1] the
+ * interval, in ns; then, with set, set[0] (0: off) and set[1] become them. */
+void ulp_cputime_itimer(struct ulp_cb *cb, int which, const uint64_t *set, uint64_t *old);
+/* cb set its RLIMIT_CPU: looked at again at its next tick. */
+void ulp_cputime_limit_changed(struct ulp_cb *cb);
+
 /* ---- identity (ident.c): a ULP's process id is its placeholder process's ---- */
 
 /* Once per process, before ULPs run (hosted): the placeholder table, ULP_SIG_IDENT's handler. */

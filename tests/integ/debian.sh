@@ -5,7 +5,7 @@
 # git, sqlite3, openssl, script (a pty, a signalfd), taskset, nice, ionice, chrt, perl, bash and
 # dash scripts, python3 when a PIE one is installed (Debian's is not: it would run as a process,
 # see fallback.sh: asyncio, process pools, http.server with a client in another ULP), several
-# ULPs at once, input fed slowly through a pipe or a FIFO.
+# ULPs at once, input fed slowly through a pipe or a FIFO, CPU-time timers and `ulimit -t`.
 # A program that is not installed is skipped. Usage: tests/integ/debian.sh BUILD_DIR
 O=${1:-build}
 . tests/integ/lib.sh
@@ -426,6 +426,73 @@ if command -v perl >/dev/null 2>&1; then
 	else
 		no "ulimit -v and -n in one ULP: not another ULP's of its task"
 	fi
+fi
+
+# CPU time: ITIMER_VIRTUAL, ITIMER_PROF and RLIMIT_CPU of the ULP itself count its own CPU time
+# (before 27 Nov setitimer of the first two failed with EINVAL, and `ulimit -t 1` held only the
+# ULP's children: `exec perl -e '$i++ while 1'` after it ran for ever). stdout and the status
+# compared (the shell's "Killed" of a process is not the program's output).
+cpu_same() {
+	name=$1
+	shift
+	(cd "$T" && timeout 60 "$@" >p.out 2>/dev/null; echo "status $?" >>p.out)
+	(cd "$T" && timeout 60 "$X" "$@" >u.out 2>/dev/null; echo "status $?" >>u.out)
+	if cmp -s "$T/p.out" "$T/u.out"; then
+		ok "as a ULP and as a process: $name"
+	else
+		diff "$T/p.out" "$T/u.out" >"$T/out" 2>&1
+		no "as a ULP and as a process: $name"
+	fi
+}
+busy='exec perl -e "\$i++ while 1"'
+cpu_same "ulimit -t 1, then a busy perl in place: SIGKILL" bash -c "ulimit -t 1; $busy"
+cpu_same "ulimit -St 1 (no hard limit): SIGXCPU" bash -c "ulimit -St 1; $busy"
+cpu_same "a busy bash loop after ulimit -t 1" bash -c 'ulimit -t 1; while :; do :; done'
+cpu_same "ulimit -St 1 -Ht 2: SIGXCPU, the soft limit raised a second, then SIGKILL" \
+	bash -c 'ulimit -St 1; ulimit -Ht 2; exec perl -e "\$| = 1; \$SIG{XCPU} = sub { \$n++;
+	open(my \$f, q(<), q(/proc/self/limits)); my (\$l) = grep /cpu/, <\$f>; \$l =~ s/ +/ /g;
+	print qq(xcpu \$n: \$l) }; \$i++ while 1"'
+cpu_same "prlimit --pid \$\$ --cpu=1:1 from a child, then busy" bash -c "prlimit --pid \$\$ --cpu=1:1; $busy"
+PY=$(pie_python)
+if [ -n "$PY" ]; then
+	cpu_same "python3 setitimer ITIMER_VIRTUAL and ITIMER_PROF, getitimer" "$PY" -c '
+import signal, time
+n = {signal.SIGVTALRM: 0, signal.SIGPROF: 0}
+def h(s, f): n[s] += 1
+signal.signal(signal.SIGVTALRM, h); signal.signal(signal.SIGPROF, h)
+c = time.process_time()
+signal.setitimer(signal.ITIMER_VIRTUAL, 0.05, 0.05)
+signal.setitimer(signal.ITIMER_PROF, 0.1, 0.1)
+while min(n.values()) < 3 and time.process_time() - c < 20: pass
+print("virtual", n[signal.SIGVTALRM] >= 3, "prof", n[signal.SIGPROF] >= 3, "cpu", time.process_time() - c >= 0.25)
+v = signal.getitimer(signal.ITIMER_VIRTUAL); print(0 < v[0] <= 0.05, v[1])
+print(signal.setitimer(signal.ITIMER_VIRTUAL, 0)[1], signal.getitimer(signal.ITIMER_VIRTUAL))
+print(signal.setitimer(signal.ITIMER_PROF, 0, 0.5)[1], signal.getitimer(signal.ITIMER_PROF))
+try: signal.setitimer(signal.ITIMER_PROF, -1)
+except Exception as e: print(type(e).__name__, e)'
+	cpu_same "python3 ITIMER_PROF, then exec of a busy perl: SIGPROF ends it" "$PY" -c '
+import signal, os
+signal.setitimer(signal.ITIMER_PROF, 0.3)
+os.execvp("perl", ["perl", "-e", "$i++ while 1"])'
+	# two busy ULPs on one worker: each one's timer by its own CPU time, not the task's
+	if timeout 60 "$X" -n 2 -w 1 "$PY" -c '
+import signal, sys, time
+def h(s, f):
+    sys.stdout.write("own %s\n" % (time.process_time() >= 0.29)); sys.exit(0)
+signal.signal(signal.SIGPROF, h); signal.setitimer(signal.ITIMER_PROF, 0.3)
+while True: pass' >"$T/out" 2>&1 && [ "$(lines '^own True$')" = 2 ]; then
+		ok "2 busy python3 ULPs on one worker: each one's ITIMER_PROF counts its own CPU time"
+	else
+		no "2 busy python3 ULPs on one worker: each one's ITIMER_PROF counts its own CPU time"
+	fi
+fi
+# one ULP over its RLIMIT_CPU beside another busy ULP of its worker, which goes on
+if expect "RLIMIT_CPU beside another ULP" 137 "$X" -w 1 bash -c "ulimit -t 1; $busy" : \
+	perl -e '$i++ while (times)[0] < 1.5; print "r1 on\n"' &&
+	[ "$(lines '^r1 on$')" = 1 ] && [ "$(lines 'rank 0 .*killed by SIGKILL')" = 1 ]; then
+	ok "ulimit -t 1 in one ULP: it is killed, another busy ULP of its worker goes on"
+else
+	no "ulimit -t 1 in one ULP: it is killed, another busy ULP of its worker goes on"
 fi
 
 # times() and getrusage(RUSAGE_CHILDREN) of a ULP count its own children, not those of the other
