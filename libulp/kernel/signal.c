@@ -668,12 +668,10 @@ void ulp_sig_start(struct ulp_cb *cb)
 	}
 }
 
-void ulp_sig_fork_child(struct ulp_cb *cb, void *uc)
+/* In a child process of cb: its ignored and default actions become the kernel's, which the
+ * child's execve keeps (ignored) as a process's. */
+static void kernel_actions(struct ulp_cb *cb)
 {
-	unsigned long *m = ulp_arch_trap_sigmask(uc);
-
-	/* A process's mask is the kernel's: the thread's, from the trap's sigreturn on. */
-	*m = (*m & ULP_RT_SIGMASK) | *ulp_sig_mask(cb);
 	struct ulp_ksigaction n;
 	int sig;
 
@@ -686,6 +684,23 @@ void ulp_sig_fork_child(struct ulp_cb *cb, void *uc)
 		n.handler = h;
 		sys(SYS_rt_sigaction, sig, (long)&n, 0, ULP_KSIGSET_SIZE, 0, 0);
 	}
+}
+
+void ulp_sig_fork_child(struct ulp_cb *cb, void *uc)
+{
+	unsigned long *m = ulp_arch_trap_sigmask(uc);
+
+	/* A process's mask is the kernel's: the thread's, from the trap's sigreturn on. */
+	*m = (*m & ULP_RT_SIGMASK) | *ulp_sig_mask(cb);
+	kernel_actions(cb);
+}
+
+void ulp_sig_exec_child(struct ulp_cb *cb)
+{
+	unsigned long m = *ulp_sig_mask(cb);
+
+	kernel_actions(cb);
+	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, ULP_KSIGSET_SIZE, 0, 0);
 }
 
 /* ---- timers ---- */

@@ -756,11 +756,21 @@ static void wait_program(struct ulp_cb *cb, long pid)
 static long child_execve(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	struct ulp_rlimit_saved sv;
+	unsigned long m, prog;
 	long r;
 
+	/* The program gets the child's mask without the runtime's signals, which the child blocks
+	 * as the worker it was copied from did (ULP_SIG_WAKE: before 27 Nov every child program
+	 * of a ULP started with signal 62 blocked, which a process's children do not). */
+	r = raw(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&m, ULP_KSIGSET_SIZE, 0, 0);
+	prog = m & ~ULP_RT_SIGMASK;
+	if (r == 0 && prog != m)
+		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&prog, 0, ULP_KSIGSET_SIZE, 0, 0);
 	ulp_rlimit_exec(cb, forked, &sv);
 	r = raw(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], s->a[4], s->a[5]);
 	ulp_rlimit_exec_failed(&sv);
+	if (prog != m) /* failed: the child goes on as it was */
+		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, ULP_KSIGSET_SIZE, 0, 0);
 	return r;
 }
 
@@ -852,6 +862,7 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 		child_takes_ulp(cb, &fds, 1);
 		ulp_fd_fork_child_end(&fds);
 		child_std(cb);
+		ulp_sig_exec_child(cb);
 		raw(SYS_close, p[0], 0, 0, 0, 0, 0);
 		r = child_execve(cb, s);
 		err = (int)-r;

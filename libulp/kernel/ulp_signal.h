@@ -35,6 +35,11 @@ void ulp_sig_exec(struct ulp_cb *cb);
 /* In a fork child of cb (a real process from now on): the ULP's dispositions become the kernel's
  * (ignored signals stay ignored across the child's execve). */
 void ulp_sig_fork_child(struct ulp_cb *cb, void *uc);
+/* The same in the child process that is to execve a program for cb (one that cannot replace it
+ * in place: sys_fork.c), which goes on from there, not from a trap frame: the mask of cb's
+ * running thread becomes the child's kernel mask now. Before 27 Nov the program ran with none
+ * of the ULP's blocked or ignored signals (`nohup python3`: SIGHUP not ignored). */
+void ulp_sig_exec_child(struct ulp_cb *cb);
 
 /* Post sig for ULP pvid (a process-directed signal): pending until the ULP runs its action.
  * code/pid/uid/value: what its siginfo says. */

@@ -380,6 +380,25 @@ if [ -x /usr/bin/python3 ] && [ "$(nproc)" -ge 2 ]; then
 		no "nice -n 7 taskset -c 0 python3 (non-PIE) as a ULP: its nice and CPUs, as a process's: '$got', want '$want'"
 	fi
 fi
+# The signals a ULP blocks and ignores are those its child programs start with (fork, then
+# execve), and those of a non-PIE program it execs (which runs as its child). Before 27 Nov
+# every child program of a ULP started with signal 62 (the runtime's) blocked, and a non-PIE
+# one with none of the ULP's: `nohup python3` as a ULP did not ignore SIGHUP.
+sigs='$SIG{HUP} = "IGNORE"; use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGUSR1));
+	system("grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"); exec @ARGV'
+same "perl blocks SIGUSR1, ignores SIGHUP: its children's mask and actions" perl -e "$sigs" \
+	sh -c 'grep -E "^Sig(Blk|Ign)" /proc/self/status; (grep -E "^Sig(Blk|Ign)" /proc/self/status)'
+if [ -x /usr/bin/python3 ] && readelf -h /usr/bin/python3 | grep -q 'Type:.*EXEC'; then
+	st='print([l.split()[1] for l in open("/proc/self/status") if l.startswith(("SigBlk", "SigIgn"))])'
+	want=$(perl -e "$sigs" /usr/bin/python3 -c "$st"; nohup /usr/bin/python3 -c "$st" 2>/dev/null)
+	got=$(timeout 60 "$X" perl -e "$sigs" /usr/bin/python3 -c "$st" 2>/dev/null
+		timeout 60 "$X" nohup /usr/bin/python3 -c "$st" 2>/dev/null)
+	if [ "$got" = "$want" ]; then
+		ok "perl, nohup exec python3 (non-PIE) as a ULP: its blocked and ignored signals, as a process's"
+	else
+		no "perl, nohup exec python3 (non-PIE) as a ULP: its blocked and ignored signals, as a process's: '$got', want '$want'"
+	fi
+fi
 # chrt and a program's own name ($0 of perl: prctl PR_SET_NAME), the ULP's too, not its
 # worker's (before 27 Nov: the worker's, and the ULP read back SCHED_OTHER and its old name).
 same "chrt -b 0 sh: its policy, a child's" chrt -b 0 sh -c '{ chrt -p 0; chrt -p $$; } | sed "s/pid [0-9]*//"'
