@@ -384,12 +384,14 @@ fi
 # execve), and those of a non-PIE program it execs (which runs as its child). Before 27 Nov
 # every child program of a ULP started with signal 62 (the runtime's) blocked, and a non-PIE
 # one with none of the ULP's: `nohup python3` as a ULP did not ignore SIGHUP.
+# (signals 1-31: glibc keeps 32 and 33 for itself, and may give them handlers of its own)
+blkign='printf "%s %x\n", $1, hex($2) & 0x7fffffff if /^(Sig(?:Blk|Ign)):\s*(\w+)/'
 sigs='$SIG{HUP} = "IGNORE"; use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGUSR1));
-	system("grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"); exec @ARGV'
-same "perl blocks SIGUSR1, ignores SIGHUP: its children's mask and actions" perl -e "$sigs" \
-	sh -c 'grep -E "^Sig(Blk|Ign)" /proc/self/status; (grep -E "^Sig(Blk|Ign)" /proc/self/status)'
+	system("perl", "-ne", $ENV{BLKIGN}, "/proc/self/status"); exec @ARGV'
+BLKIGN=$blkign same "perl blocks SIGUSR1, ignores SIGHUP: its children's mask and actions" \
+	perl -e "$sigs" sh -c 'perl -ne "$BLKIGN" /proc/self/status; (perl -ne "$BLKIGN" /proc/self/status)'
 if [ -x /usr/bin/python3 ] && readelf -h /usr/bin/python3 | grep -q 'Type:.*EXEC'; then
-	st='print([l.split()[1] for l in open("/proc/self/status") if l.startswith(("SigBlk", "SigIgn"))])'
+	st='print([int(l.split()[1], 16) & 0x7fffffff for l in open("/proc/self/status") if l.startswith(("SigBlk", "SigIgn"))])'
 	want=$(perl -e "$sigs" /usr/bin/python3 -c "$st"; nohup /usr/bin/python3 -c "$st" 2>/dev/null)
 	got=$(timeout 60 "$X" perl -e "$sigs" /usr/bin/python3 -c "$st" 2>/dev/null
 		timeout 60 "$X" nohup /usr/bin/python3 -c "$st" 2>/dev/null)
@@ -483,7 +485,7 @@ c = time.process_time()
 signal.setitimer(signal.ITIMER_VIRTUAL, 0.05, 0.05)
 signal.setitimer(signal.ITIMER_PROF, 0.1, 0.1)
 while min(n.values()) < 3 and time.process_time() - c < 20: pass
-print("virtual", n[signal.SIGVTALRM] >= 3, "prof", n[signal.SIGPROF] >= 3, "cpu", time.process_time() - c >= 0.25)
+print("virtual", n[signal.SIGVTALRM] >= 3, "prof", n[signal.SIGPROF] >= 3)
 v = signal.getitimer(signal.ITIMER_VIRTUAL); print(0 < v[0] <= 0.05, v[1])
 print(signal.setitimer(signal.ITIMER_VIRTUAL, 0)[1], signal.getitimer(signal.ITIMER_VIRTUAL))
 print(signal.setitimer(signal.ITIMER_PROF, 0, 0.5)[1], signal.getitimer(signal.ITIMER_PROF))
