@@ -13,15 +13,15 @@
  * The kernel's owner of a record lock is the (process, inode) pair; here it is the (ULP, inode)
  * pair: each ULP holds one private open of each regular file it locks (its "private"), opened
  * again through /proc/self/fd/N, writable where it can be, at a number from LOCK_FD_MIN up
- * that programs never get (the runtime's: a ULP's close of it is EBADF, a dup2 onto it EBUSY,
- * close_range stops below PVAS_FD_HIGH), close-on-exec. Every lock call of the ULP on that file,
- * through any descriptor, is an OFD call on its private, so its locks conflict with other ULPs'
- * and other processes' (the kernel checks OFD locks against POSIX ones) and not with its own. A
- * close of any descriptor of the file by the ULP (close, dup2 onto it, close_range, execve's
- * close-on-exec) closes the private, so its locks go, as POSIX says; so does the ULP's end. A
- * new child process closes every private of its copy of the table (sys_fork.c): it holds none
- * of its parent's locks. The task's privates are in one table (ulp_locks), looked up by the
- * ULP's pvid and the file's st_dev and st_ino (an fstat and an F_GETFL: which file, and whether
+ * (else from PVAS_FD_HIGH up) that programs never get (the runtime's: a ULP's close of it is EBADF,
+ * a dup2 onto it EBUSY, close_range stops below PVAS_FD_HIGH), close-on-exec. Every lock call of
+ * the ULP on that file, through any descriptor, is an OFD call on its private, so its locks
+ * conflict with other ULPs' and other processes' (the kernel checks OFD locks against POSIX ones)
+ * and not with its own. A close of any descriptor of the file by the ULP (close, dup2 onto it,
+ * close_range, execve's close-on-exec) closes the private, so its locks go, as POSIX says; so does
+ * the ULP's end. A new child process closes every private of its copy of the table (sys_fork.c): it
+ * holds none of its parent's locks. The task's privates are in one table (ulp_locks), looked up by
+ * the ULP's pvid and the file's st_dev and st_ino (an fstat and an F_GETFL: which file, and whether
  * the descriptor's mode allows the lock), or, for the descriptor the ULP locked through last
  * time, unchanged since by fds.c's word, with no system call; the reopen comes at its first lock
  * of a file. F_GETLK finds another ULP of the task holding the conflicting lock among the
@@ -29,7 +29,7 @@
  *
  * Where it cannot be the ULP's own (docs/syscalls.md, "Record locks"): a file it cannot open again
  * (not a regular file, no /proc, permissions since changed, a mode the private lacks, the table
- * full, no descriptor number left at LOCK_FD_MIN or above): the OFD call is made on the
+ * full, no descriptor number left from PVAS_FD_HIGH up): the OFD call is made on the
  * program's descriptor, the behaviour before (its open file is the owner).
  *
  * F_SETLKW parks the ULP between tries, 1 ms then twice longer each time up to 50 ms: the kernel's
@@ -39,6 +39,7 @@
  */
 #include "io.h"
 #include "proc.h"
+#include "pvas.h"
 #include "sys.h"
 #include "syscall.h"
 
@@ -49,7 +50,8 @@
 #define PAUSE_MAX_MS 50
 /* Privates from here up: above the launcher's descriptors (PVAS_FD_HIGH), the ring's
  * (io_ring.c's RING_FD_MIN, 900) and the table size the task grew before its workers started
- * (1024 slots), so that the first ones take no table growth. */
+ * (1024 slots), so that the first ones take no table growth. Where the task's RLIMIT_NOFILE
+ * keeps them below it, from PVAS_FD_HIGH up (move_high). */
 #define LOCK_FD_MIN 968
 #define LOCK_MAX 4096 /* privates per task */
 
@@ -135,7 +137,7 @@ int ulp_lock_is_private(long fd)
 	struct ulp_locks *l;
 	int i;
 
-	if (fd < LOCK_FD_MIN || !(l = table(0)))
+	if (fd < PVAS_FD_HIGH || !(l = table(0)))
 		return 0;
 	for (i = 0; i < l->n; i++)
 		if (l->e[i].fd == fd)
@@ -158,6 +160,23 @@ static void fd_path(char *buf, long fd)
 	while (n)
 		buf[i++] = digits[--n];
 	buf[i] = 0;
+}
+
+/* A copy of p, close-on-exec, at a number programs do not take: LOCK_FD_MIN or above, the
+ * task's RLIMIT_NOFILE raised for it if need be (a ULP's own stays: sys_rlimit.c); else (a hard
+ * limit of 1024: 56 numbers there) from PVAS_FD_HIGH up, where the launcher's are, which a
+ * ULP's close_range never reaches. -errno: none. */
+static long move_high(long p)
+{
+	long hi = sys(SYS_fcntl, p, F_DUPFD_CLOEXEC, LOCK_FD_MIN);
+
+	if (hi == -EINVAL || hi == -EMFILE) {
+		ulp_rlimit_task_nofile(LOCK_FD_MIN + LOCK_MAX);
+		hi = sys(SYS_fcntl, p, F_DUPFD_CLOEXEC, LOCK_FD_MIN);
+	}
+	if (hi == -EINVAL || hi == -EMFILE)
+		hi = sys(SYS_fcntl, p, F_DUPFD_CLOEXEC, PVAS_FD_HIGH);
+	return hi;
 }
 
 /* The file of fd (st) opened again, writable where it can be (a later lock may want it), else
@@ -185,7 +204,7 @@ static long reopen(long fd, int fd_mode, const struct stat *st, int *mode)
 	    st2.st_ino != st->st_ino)
 		hi = -ESTALE;
 	else
-		hi = sys(SYS_fcntl, p, F_DUPFD_CLOEXEC, LOCK_FD_MIN);
+		hi = move_high(p);
 	sys(SYS_close, p, 0, 0);
 	return hi;
 }

@@ -94,7 +94,7 @@ static long native(const struct ulp_sys *s)
 
 /* The task's descriptor table can hold what a ULP's new soft limit allows: its own soft limit
  * raised (its hard one too if need be, which takes CAP_SYS_RESOURCE: else up to it). */
-static void task_nofile(uint64_t want)
+void ulp_rlimit_task_nofile(uint64_t want)
 {
 	struct rlim t;
 
@@ -129,7 +129,7 @@ long ulp_sys_rlimit(struct ulp_cb *cb, struct ulp_sys *s)
 		n = *set;
 	r = prl(cb->pid, res, set ? &n : NULL, old);
 	if (r == 0 && res == RLIMIT_NOFILE && set)
-		task_nofile(n.cur);
+		ulp_rlimit_task_nofile(n.cur);
 	if (r == 0 && res == RLIMIT_NOFILE && (set || old))
 		atomic_store(&cb->nofile, set ? n.cur : old->cur);
 	if (r == 0 && res == RLIMIT_CPU && set)

@@ -198,6 +198,9 @@ void ulp_rlimit_exec_failed(const struct ulp_rlimit_saved *sv);
  * after it (result r), a new descriptor at or past it closed again, -EMFILE; else r. */
 long ulp_rlimit_fd_pre(struct ulp_cb *cb, const struct ulp_sys *s, ulp_sys_fn fn);
 long ulp_rlimit_fd_post(struct ulp_cb *cb, const struct ulp_sys *s, ulp_sys_fn fn, long r);
+/* The task's descriptor table can hold numbers below want: its soft RLIMIT_NOFILE raised (its hard
+ * one too where it may; else up to it). A ULP's own limit stays its placeholder's. */
+void ulp_rlimit_task_nofile(uint64_t want);
 /* I/O (sys_io.c); ulp_sys_io_block (io_calls.c) serves every call that may block: it parks the ULP
  * on its task's io_uring */
 ulp_sys_handler ulp_sys_close, ulp_sys_close_range, ulp_sys_dup2, ulp_sys_io_block;
