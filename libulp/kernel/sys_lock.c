@@ -372,6 +372,24 @@ static int holder(struct ulp_cb *cb, const struct use *u, const struct flock *he
 	return -1;
 }
 
+/* A lock from the position of fd (l_whence SEEK_CUR: lockf's) made one from the start of the
+ * file: the private open's position is not fd's. 0, or -EBADF. */
+static long from_start(long fd, struct flock *fl)
+{
+	long off;
+
+	if (fl->l_whence != SEEK_CUR)
+		return 0;
+	off = sys(SYS_lseek, fd, 0, SEEK_CUR);
+	if (off == -EBADF)
+		return off;
+	if (off < 0) /* not seekable (a pipe): its position is 0 for the kernel too */
+		off = 0;
+	fl->l_start += off;
+	fl->l_whence = SEEK_SET;
+	return 0;
+}
+
 /* F_GETLK as F_OFD_GETLK: the conflicting lock, or only l_type F_UNLCK, as the kernel writes. */
 static long get_lock(struct ulp_cb *cb, long fd, struct flock *user)
 {
@@ -380,6 +398,8 @@ static long get_lock(struct ulp_cb *cb, long fd, struct flock *user)
 	long r;
 
 	fl.l_pid = 0; /* an OFD call refuses any other */
+	if ((r = from_start(fd, &fl)) < 0)
+		return r;
 	r = use_begin(cb, fd, F_UNLCK, 0, &u);
 	if (r < 0)
 		return r;
@@ -424,6 +444,8 @@ static long set_lock(struct ulp_cb *cb, long fd, int wait, const struct flock *u
 	long r, w;
 
 	fl.l_pid = 0;
+	if ((r = from_start(fd, &fl)) < 0)
+		return r;
 	for (;;) {
 		r = try_lock(cb, fd, &fl, F_OFD_SETLK);
 		if (!wait || (r != -EAGAIN && r != -EACCES))

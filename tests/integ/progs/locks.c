@@ -9,6 +9,7 @@
  *   locks closeone    rank 0 closes another descriptor of the file: its lock goes
  *   locks closers     a dup2 onto another descriptor of the file, a close_range of one: its
  *                     lock goes
+ *   locks seekcur     lockf (l_whence SEEK_CUR) from a position past the start of the file
  *   locks fork        rank 0's fork child holds none of its locks, and keeps none after it
  *   locks wait        F_SETLKW and lockf(F_LOCK) woken by an unlock, by a close, by the
  *                     holder's end; EINTR by a signal, a SA_RESTART handler that goes on
@@ -259,6 +260,29 @@ static void closers(void)
 	touch("T4");
 }
 
+/* lockf locks from the descriptor's position: [100, 110) here, not [0, 10). */
+static void seekcur(void)
+{
+	int a = open_lk();
+
+	if (rank == 0) {
+		if (lseek(a, 100, SEEK_SET) != 100 || lockf(a, F_LOCK, 10) < 0)
+			die("rank 0 lockf");
+		touch("locked");
+		await("tried");
+		return;
+	}
+	await("locked");
+	printf("setlk at 0: %s\n", got(lk(a, F_SETLK, F_WRLCK, 0, 1)));
+	printf("setlk at 105: %s\n", got(lk(a, F_SETLK, F_WRLCK, 105, 1)));
+	getlk("getlk from 0", a, 0, 0, -1);
+	if (lseek(a, 50, SEEK_SET) != 50)
+		die("lseek");
+	printf("lockf F_TEST of [50, 100): %s\n", lockf(a, F_TEST, 50) == 0 ? "free" : got(-1));
+	printf("lockf F_TEST of [50, 101): %s\n", lockf(a, F_TEST, 51) == 0 ? "free" : got(-1));
+	touch("tried");
+}
+
 /* Item: a fork child holds none of its parent's locks, also after the parent's end. */
 static void forked(void)
 {
@@ -475,6 +499,8 @@ int main(int argc, char **argv)
 		closeone();
 	else if (!strcmp(argv[1], "closers"))
 		closers();
+	else if (!strcmp(argv[1], "seekcur"))
+		seekcur();
 	else if (!strcmp(argv[1], "fork"))
 		forked();
 	else if (!strcmp(argv[1], "wait"))
