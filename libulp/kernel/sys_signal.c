@@ -16,6 +16,7 @@
 #include "uthread.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -341,8 +342,12 @@ long ulp_sys_rt_sigqueueinfo(struct ulp_cb *cb, struct ulp_sys *s)
 
 /* ---- timers ---- */
 
+/* Saturated at the kernel's KTIME_MAX, as its timeval_to_ktime is: a value of 2^40 s overflowed
+ * (ITIMER_REAL then failed with EINVAL, ITIMER_VIRTUAL expired at once). */
 static long long tv_ns(const struct timeval *tv)
 {
+	if (tv->tv_sec >= LLONG_MAX / 1000000000ll)
+		return LLONG_MAX;
 	return tv->tv_sec * 1000000000ll + tv->tv_usec * 1000ll;
 }
 

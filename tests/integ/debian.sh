@@ -474,6 +474,12 @@ cpu_same "ulimit -St 1 -Ht 2: SIGXCPU, the soft limit raised a second, then SIGK
 	open(my \$f, q(<), q(/proc/self/limits)); my (\$l) = grep /cpu/, <\$f>; \$l =~ s/ +/ /g;
 	print qq(xcpu \$n: \$l) }; \$i++ while 1"'
 cpu_same "prlimit --pid \$\$ --cpu=1:1 from a child, then busy" bash -c "prlimit --pid \$\$ --cpu=1:1; $busy"
+# a value past the kernel's range (2^40 s) is taken as its largest, as the kernel's
+# timeval_to_ktime does (before 27 Nov it overflowed: ITIMER_REAL failed with EINVAL)
+cpu_same "perl setitimer ITIMER_REAL of 2^40 s, getitimer" perl -e 'require "syscall.ph";
+	my ($v, $o) = (pack("q4", 0, 0, 1 << 40, 0), "\0" x 32); syscall(&SYS_setitimer, 0, $v, 0) == 0 or
+	print "set: $!\n"; syscall(&SYS_getitimer, 0, $o); print((unpack("q4", $o))[2] > 1e9 ?
+	"far\n" : "near\n")'
 PY=$(pie_python)
 if [ -n "$PY" ]; then
 	cpu_same "python3 setitimer ITIMER_VIRTUAL and ITIMER_PROF, getitimer" "$PY" -c '
