@@ -38,11 +38,16 @@ static _Atomic unsigned long spin_rewritten;
  * worker, then the thread ends if its ULP is dying. With nothing else ready here the loop goes on
  * spinning, as the program wrote it: unlike a sched_yield the program asked for (ulp_io_yield), no
  * system call and no nap, so a wait for a ULP on another worker ends as soon as the memory
- * changes. Signals are delivered here, on the context built by the entry, only while the ULP has
- * one thread, as the fast path does; with several, the next tick that finds the thread in its
- * own code delivers them from the kernel's signal frame, through which a handler can unwind (an
- * asynchronous pthread_cancel does: there is no unwind information for the trampoline).
+ * changes. Signals are delivered here, on the context built by the entry, as the fast path does,
+ * but glibc's cancellation signal of a ULP with several threads: the next tick that finds the
+ * thread in its own code delivers that one from the kernel's signal frame, through which an
+ * asynchronous pthread_cancel can unwind (there is no unwind information for the trampoline).
+ * Until 27 Nov every signal of such a ULP waited so, and two threads of one ULP spinning on one
+ * worker, which hand it to each other at every iteration, seldom were in their own code at a
+ * tick: their SIGALRM came 1 to 50 s late.
  */
+/* glibc's SIGCANCEL (its first real-time signal, which it keeps from programs). */
+#define SIGCANCEL 32
 static void spin_hook(void *uc)
 {
 	struct ulp_cb *cb = ulp_current_cb();
@@ -54,7 +59,7 @@ static void spin_hook(void *uc)
 	ulp_io_poll(w); /* completions make parked ULPs ready */
 	if (ulp_worker_has_ready(w))
 		ulp_task_yield(w->cur);
-	if (!cb->tg || cb->tg->nlive <= 1) {
+	if (!cb->tg || cb->tg->nlive <= 1 || !(ulp_sig_pending(cb) & ULP_SIG_BIT(SIGCANCEL))) {
 		ulp_tg_kick(cb, uc);
 		ulp_sig_deliver(cb, uc);
 	} else if (cb->tg->dying) {
