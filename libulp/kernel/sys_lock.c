@@ -253,7 +253,7 @@ static int mode_fits(int mode, int type)
 }
 
 /* What a lock call goes through: the private (e, the table held), or the program's own
- * descriptor (e NULL); made: a private was made, in a maker's window (making). */
+ * descriptor (e NULL); making: the maker's window (fds.c) it made a private in, NULL: none. */
 struct use {
 	struct ulp_locks *l;
 	struct lock_ent *e;
