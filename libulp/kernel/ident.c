@@ -20,7 +20,8 @@
  *     that a parked call ends or the running ULP runs the action (handler, ignore, default);
  *   - SIGKILL ends it; its exit signal (ULP_SIG_IDENT, never coalesced as SIGCHLD would be)
  *     tells the task, which reaps it and ends the ULP "killed by SIGKILL";
- *   - SIGSTOP stops it alone (the ULP runs on); signals sent meanwhile wait until SIGCONT.
+ *   - SIGSTOP stops it, and its task, told by its SIGCHLD, stops the ULP (signal.c); signals
+ *     sent meanwhile wait until SIGCONT, which it forwards.
  * It sits in a process group of its own, so that a signal to the job's group (Ctrl-C) reaches
  * each ULP once, through its task, and not a second time through its placeholder. When the ULP
  * ends, its exit path has it exec a program that exits at once and reaps it (no zombie; the pid
@@ -797,6 +798,11 @@ void ulp_ident_wait_forward(const struct ulp_cb *cb, uint32_t seen)
 			break;
 		sys(SYS_futex, (long)&p->fwd_seq, FUTEX_WAIT_PRIVATE, seen, (long)&ts, 0, 0);
 	}
+}
+
+int ulp_ident_stopped(int pid)
+{
+	return ph_status(pid) == PH_STOPPED && sys(SYS_kill, pid, 0, 0, 0, 0, 0) == 0;
 }
 
 int ulp_ident_task_of(int pid, int *pvid)

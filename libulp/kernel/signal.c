@@ -53,6 +53,7 @@ struct sigrec {
 	_Atomic uint64_t blocked; /* the mask as the ULP last set it */
 	_Atomic uint64_t waitset; /* taken by a sigtimedwait in progress */
 	_Atomic uint32_t gen;	  /* bumped at each start of a ULP here */
+	_Atomic int stopped;	  /* by a stop signal's default action, until SIGCONT */
 	_Atomic int tgid;	  /* the PVAS task it runs in */
 	struct {
 		int code, pid, uid, pad;
@@ -92,12 +93,24 @@ static int catchable(int sig)
 
 /* ---- posting ---- */
 
+/* The stop signals: their default action stops the process. */
+#define STOP_SIGS                                                                                  \
+	(ULP_SIG_BIT(SIGSTOP) | ULP_SIG_BIT(SIGTSTP) | ULP_SIG_BIT(SIGTTIN) | ULP_SIG_BIT(SIGTTOU))
+
 void ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value)
 {
 	struct sigrec *r = rec_of(pvid);
 
 	if (!r || sig < 1 || sig > ULP_NSIG)
 		return;
+	/* As the kernel: SIGCONT continues the process, whatever its action, and discards its
+	 * pending stop signals; a stop signal discards a pending SIGCONT. */
+	if (sig == SIGCONT) {
+		atomic_fetch_and(&r->pend, ~(uint64_t)STOP_SIGS);
+		atomic_store(&r->stopped, 0);
+	} else if (ULP_SIG_BIT(sig) & STOP_SIGS) {
+		atomic_fetch_and(&r->pend, ~(uint64_t)ULP_SIG_BIT(SIGCONT));
+	}
 	r->info[sig - 1].code = code;
 	r->info[sig - 1].pid = pid;
 	r->info[sig - 1].uid = uid;
@@ -280,6 +293,19 @@ static void relay(int sig, siginfo_t *si, void *uc)
 			ulp_sig_post(p1 - 1, sig, SI_TIMER, t->kid, 0, t->value);
 		return; /* a timer of a ULP that ended: nobody's */
 	}
+	if (sig == SIGCHLD && (si->si_code == CLD_STOPPED || si->si_code == CLD_CONTINUED) &&
+	    ulp_ident_task_of(si->si_pid, &pvid) == (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0)) {
+		/* A placeholder stopped (kill -STOP of the ULP's pid, which it cannot forward):
+		 * its ULP stops, while it is stopped; continued, it forwards the SIGCONT. */
+		if (si->si_code == CLD_STOPPED && ulp_ident_stopped(si->si_pid)) {
+			ulp_sig_post(pvid, SIGSTOP, SI_KERNEL, 0, 0, 0);
+			if (!ulp_ident_stopped(si->si_pid)) /* continued meanwhile */
+				ulp_sig_post(pvid, SIGCONT, SI_KERNEL, 0, 0, 0);
+		}
+		/* the one SIGCHLD pending may stand for a child's end too */
+		chld_others((int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), 0);
+		return;
+	}
 	if (sig == SIGCHLD && si->si_code > 0) { /* CLD_EXITED ... */
 		/* a placeholder that exec'd to end (ident.c) is no ULP's child; its SIGCHLD may
 		 * stand for one of theirs all the same */
@@ -424,8 +450,15 @@ void ulp_sig_handle(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc)
 	if (h == SIG_IGN)
 		return;
 	if (h == SIG_DFL) {
-		if (!(ULP_SIG_IGNORED_BY_DEFAULT & ULP_SIG_BIT(sig)))
+		if (ULP_SIG_BIT(sig) & STOP_SIGS) {
+			struct sigrec *r = rec_of(cb->pvid);
+
+			if (r)
+				atomic_store(&r->stopped, 1);
+			ulp_sig_stopped_wait(cb);
+		} else if (!(ULP_SIG_IGNORED_BY_DEFAULT & ULP_SIG_BIT(sig))) {
 			ulp_sys_end(cb, 0, sig); /* "killed by SIGx": this ULP only */
+		}
 		return;
 	}
 	invoke(cb, sig, si, uc, 0);
@@ -645,6 +678,25 @@ int ulp_sig_setup(struct pvas_region *r)
 	return 0;
 }
 
+/*
+ * A stopped ULP: the calling thread of it waits here, parked (its worker runs other ULPs),
+ * until SIGCONT reaches the ULP (ulp_sig_record), or SIGKILL, or its end. Before 27 Nov a stop
+ * signal's default action was ignored, and `kill -STOP` of a ULP's pid stopped only its
+ * placeholder process: the ULP ran on.
+ */
+void ulp_sig_stopped_wait(struct ulp_cb *cb)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+	struct timespec ts = {0, 20 * 1000 * 1000};
+
+	if (!r || ulp_sys_in_child())
+		return;
+	while (atomic_load(&r->stopped) && !(atomic_load(&r->pend) & ULP_SIG_BIT(SIGKILL)) &&
+	       !(cb->tg && cb->tg->dying))
+		if (ulp_io_wait_fds(cb, NULL, 0, 0, 20, 0) == -ENOSYS)
+			sys(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
+}
+
 void ulp_sig_start(struct ulp_cb *cb)
 {
 	struct sigrec *r = rec_of(cb->pvid);
@@ -654,6 +706,7 @@ void ulp_sig_start(struct ulp_cb *cb)
 	if (!r)
 		return;
 	atomic_fetch_add(&r->gen, 1);
+	atomic_store(&r->stopped, 0);
 	atomic_store(&r->pend, 0);
 	atomic_store(&r->blocked, 0);
 	atomic_store(&r->waitset, 0);

@@ -724,6 +724,9 @@ void ulp_tg_trap_return(struct ulp_cb *cb, void *uc)
 		return;
 	if (tg->dying)
 		end_current(cb);
+	ulp_sig_stopped_wait(cb); /* another thread of it took a stop signal */
+	if (tg->dying)
+		end_current(cb);
 	ulp_tg_deliver(cb, uc);
 }
 

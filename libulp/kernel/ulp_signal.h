@@ -164,6 +164,11 @@ void ulp_ident_wait_forward(const struct ulp_cb *cb, uint32_t seen);
 /* A child of cb was killed by a signal: wait (a second at most) while cb's placeholder has a
  * signal pending or runs, which may be cb's share of the same kill of its group. */
 void ulp_ident_settle(const struct ulp_cb *cb);
+/* Placeholder pid is stopped (SIGSTOP, SIGTSTP...), and alive. */
+int ulp_ident_stopped(int pid);
+/* The ULP took a stop signal's default action (signal.c): its threads wait, at their next
+ * return from the runtime, until SIGCONT or its end. */
+void ulp_sig_stopped_wait(struct ulp_cb *cb);
 /* pid is a ULP's placeholder: its task's pid, and its partition in *pvid; else 0. */
 int ulp_ident_task_of(int pid, int *pvid);
 

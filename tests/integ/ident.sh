@@ -126,7 +126,7 @@ for how in "$X -n 4 -w 1" "$X -n 4 -w 2" "$S --keep-going -n 4 -t 1 -w 2"; do
 	fi
 done
 
-# SIGSTOP stops the placeholder alone: a SIGUSR1 sent meanwhile arrives after SIGCONT.
+# SIGSTOP stops the rank (below): a SIGUSR1 sent meanwhile arrives after SIGCONT.
 start_wait $X -n 4 -w 1
 p3=$(cat "$T/w/pid.3")
 kill -STOP "$p3"
@@ -144,6 +144,73 @@ if [ "$st" = 0 ] && [ "$early" = 0 ] && [ "$(lines "rank 3: got SIGUSR1 from $$\
 else
 	echo "# status $st, delivered while stopped: $early" >>"$T/out"
 	no "kill -STOP to a rank's pid holds its signals until SIGCONT; the ULPs run on"
+fi
+
+# kill -STOP / -TSTP of a rank's pid stops that rank (its counter stands still) and no other, as
+# for a process, until kill -CONT; kill -9 of a stopped rank ends it. Before 27 Nov only the
+# rank's placeholder stopped, and the rank ran on. The loop forks nothing: a fork waits for the
+# stopped placeholder (2 s), which would stand the counter still by itself; lines are appended,
+# and counted, as a file rewritten at each step reads empty now and then.
+cat >"$T/count.sh" <<'EOF'
+echo $$ >"$1/pid.$ULP_RANK"; i=0
+while [ ! -e "$1/done" ]; do i=$((i + 1)); echo $i >>"$1/n.$ULP_RANK"; done
+echo "rank $ULP_RANK ends"
+EOF
+for sig in STOP TSTP; do
+	rm -rf "$T/c" && mkdir "$T/c"
+	timeout -k 30 120 $X -n 2 -w 1 /bin/bash "$T/count.sh" "$T/c" >"$T/out" 2>&1 &
+	jp=$!
+	i=0
+	while { [ ! -s "$T/c/n.0" ] || [ ! -s "$T/c/n.1" ]; } && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	p0=$(cat "$T/c/pid.0")
+	kill -$sig "$p0"
+	sleep 0.5 # the iteration in flight ends
+	a=$(wc -l <"$T/c/n.0") o1=$(wc -l <"$T/c/n.1")
+	sleep 1
+	b=$(wc -l <"$T/c/n.0") o2=$(wc -l <"$T/c/n.1")
+	kill -CONT "$p0"
+	i=0
+	while [ "$(wc -l <"$T/c/n.0")" = "$b" ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	c=$(wc -l <"$T/c/n.0")
+	touch "$T/c/done"
+	wait $jp
+	st=$?
+	if [ "$st" = 0 ] && [ "$a" = "$b" ] && [ "$c" != "$b" ] && [ "$o2" != "$o1" ] &&
+		[ "$(lines 'ends$')" = 2 ]; then
+		ok "kill -$sig to a rank's pid stops that rank alone until kill -CONT"
+	else
+		echo "# status $st, stopped rank $a $b $c, the other $o1 $o2" >>"$T/out"
+		no "kill -$sig to a rank's pid stops that rank alone until kill -CONT"
+	fi
+done
+rm -rf "$T/c" && mkdir "$T/c"
+timeout -k 30 120 $X -n 2 -w 1 /bin/bash "$T/count.sh" "$T/c" >"$T/out" 2>&1 &
+jp=$!
+i=0
+while [ ! -s "$T/c/n.1" ] && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+p1=$(cat "$T/c/pid.1")
+kill -STOP "$p1"
+sleep 0.3
+kill -KILL "$p1"
+sleep 0.5
+touch "$T/c/done"
+wait $jp
+st=$?
+if [ "$st" = 137 ] && [ "$(lines 'rank 1 .*killed by SIGKILL')" = 1 ] &&
+	[ "$(lines 'rank 0 ends')" = 1 ]; then
+	ok "kill -KILL of a stopped rank ends it (137), the other ends as usual"
+else
+	echo "# status $st" >>"$T/out"
+	no "kill -KILL of a stopped rank ends it (137), the other ends as usual"
 fi
 
 # /proc/self/cmdline and environ of a ULP are its own: cat of them as a ULP gives what cat gives
