@@ -139,6 +139,8 @@ struct ulp_cb {
 	int std_null_in;     /* its launcher gave it /dev/null as stdin (ulp_std_start) */
 	int rank;	     /* for the tools: ULP_RANK */
 	int pid;	     /* its process id: its placeholder process's (ident.c), 0 before */
+	uint32_t kids_lock;  /* guards nkids and kids[]: its threads fork and wait on several
+			      * workers at once (sys_fork.c) */
 	int nkids;	     /* its child processes not yet waited for (sys_fork.c) */
 	int kids[ULP_MAX_KIDS];
 	/* Its process group and session ids once it left its task's (setpgid, setsid:

@@ -39,6 +39,7 @@
 #include <linux/sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -89,30 +90,56 @@ static long raw(long nr, long a, long b, long c, long d, long e, long f)
 
 /* ---- the ULP's children ---- */
 
+/* The list is the ULP's, not one thread's: threads of one ULP on two workers fork and wait at
+ * once, and an unguarded add beside a drop lost a child (its waitpid said ECHILD). */
 static int kid_add(struct ulp_cb *cb, int pid)
 {
-	if (cb->nkids >= ULP_MAX_KIDS)
-		return -EAGAIN;
-	cb->kids[cb->nkids++] = pid;
-	return 0;
+	int r = -EAGAIN;
+
+	ulp_spin_lock(&cb->kids_lock);
+	if (cb->nkids < ULP_MAX_KIDS) {
+		cb->kids[cb->nkids++] = pid;
+		r = 0;
+	}
+	ulp_spin_unlock(&cb->kids_lock);
+	return r;
 }
 
-static int kid_find(const struct ulp_cb *cb, int pid)
+static int kid_find(struct ulp_cb *cb, int pid)
 {
-	int i;
+	int i, r = -1;
 
-	for (i = 0; i < cb->nkids; i++)
+	ulp_spin_lock(&cb->kids_lock);
+	for (i = 0; i < cb->nkids && r < 0; i++)
 		if (cb->kids[i] == pid)
-			return i;
-	return -1;
+			r = i;
+	ulp_spin_unlock(&cb->kids_lock);
+	return r;
 }
 
 static void kid_drop(struct ulp_cb *cb, int pid)
 {
-	int i = kid_find(cb, pid);
+	int i;
 
-	if (i >= 0)
-		cb->kids[i] = cb->kids[--cb->nkids];
+	ulp_spin_lock(&cb->kids_lock);
+	for (i = 0; i < cb->nkids; i++)
+		if (cb->kids[i] == pid) {
+			cb->kids[i] = cb->kids[--cb->nkids];
+			break;
+		}
+	ulp_spin_unlock(&cb->kids_lock);
+}
+
+/* A copy of the list to walk (the calls made for each child may drop or add some meanwhile). */
+static int kids_copy(struct ulp_cb *cb, int *kids)
+{
+	int n;
+
+	ulp_spin_lock(&cb->kids_lock);
+	n = cb->nkids;
+	memcpy(kids, cb->kids, (size_t)n * sizeof(*kids));
+	ulp_spin_unlock(&cb->kids_lock);
+	return n;
 }
 
 /* Block until one of the ULP's children may have changed state (a pidfd turns readable when its
@@ -123,12 +150,12 @@ static long wait_kids(struct ulp_cb *cb)
 		int fd;
 		short events, revents;
 	} pfd[ULP_MAX_KIDS];
-	int fds[ULP_MAX_KIDS] = {0};
-	int i, n = 0;
+	int fds[ULP_MAX_KIDS] = {0}, kids[ULP_MAX_KIDS];
+	int i, n = 0, nk = kids_copy(cb, kids);
 	long r;
 
-	for (i = 0; i < cb->nkids; i++) {
-		long fd = ulp_fd_make_own(cb, SYS_pidfd_open, cb->kids[i], 0, 0, 0);
+	for (i = 0; i < nk; i++) {
+		long fd = ulp_fd_make_own(cb, SYS_pidfd_open, kids[i], 0, 0, 0);
 
 		if (fd >= 0) {
 			fds[n] = (int)fd;
@@ -200,7 +227,7 @@ static long wait_one(struct ulp_cb *cb, int pid, long status, int options, long 
 	return r;
 }
 
-int ulp_sys_is_kid(const struct ulp_cb *cb, int pid)
+int ulp_sys_is_kid(struct ulp_cb *cb, int pid)
 {
 	return pid > 0 && kid_find(cb, pid) >= 0;
 }
@@ -237,7 +264,7 @@ long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	/* pid_t arguments are ints: the register's upper half is not the caller's to set */
 	long pid = (int)s->a[0], status = s->a[1], rusage = s->a[3];
-	int options = (int)s->a[2], i, any, intr = 0;
+	int options = (int)s->a[2], i, any, intr = 0, kids[ULP_MAX_KIDS];
 	long r;
 
 	if (ulp_sys_in_child())
@@ -249,8 +276,8 @@ long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 	 * call waiting. WNOHANG looks, the ring waits. */
 	for (;;) {
 		any = 0;
-		for (i = cb->nkids - 1; i >= 0; i--) {
-			int kid = cb->kids[i];
+		for (i = kids_copy(cb, kids) - 1; i >= 0; i--) {
+			int kid = kids[i];
 
 			if (pid > 0 && kid != pid)
 				continue;
@@ -280,7 +307,7 @@ static int ended(const siginfo_t *si, int options)
 long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long type = (int)s->a[0], id = (int)s->a[1], info = s->a[2], rusage = s->a[4];
-	int options = (int)s->a[3], i, any, intr = 0;
+	int options = (int)s->a[3], i, any, intr = 0, kids[ULP_MAX_KIDS];
 	siginfo_t *si = (siginfo_t *)info;
 	struct rusage ru;
 	long r;
@@ -313,8 +340,8 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 	}
 	for (;;) {
 		any = 0;
-		for (i = cb->nkids - 1; i >= 0; i--) {
-			int kid = cb->kids[i];
+		for (i = kids_copy(cb, kids) - 1; i >= 0; i--) {
+			int kid = kids[i];
 
 			if (type == P_PID && kid != id)
 				continue;
@@ -442,11 +469,11 @@ static void add_children(long pid, int *d, int *n)
 
 void ulp_sys_kill_kids(struct ulp_cb *cb, int sig)
 {
-	int d[MAX_DESC], n = 0, i;
+	int d[MAX_DESC], n = 0, i, kids[ULP_MAX_KIDS], nk = kids_copy(cb, kids);
 	long group = raw(SYS_getpgid, 0, 0, 0, 0, 0, 0);
 
-	for (i = 0; i < cb->nkids && n < MAX_DESC; i++)
-		d[n++] = cb->kids[i];
+	for (i = 0; i < nk && n < MAX_DESC; i++)
+		d[n++] = kids[i];
 	for (i = 0; i < n; i++) /* breadth first: d grows as it is walked */
 		add_children(d[i], d, &n);
 	/* the deepest first: a parent still alive reaps its child's end, as after the kernel's
@@ -598,13 +625,13 @@ static long ph_clone(struct ulp_cb *cb, unsigned long flags, void *frame, long p
 static void prune_kids(struct ulp_cb *cb)
 {
 	siginfo_t si;
-	int i;
+	int i, kids[ULP_MAX_KIDS];
 
-	for (i = cb->nkids - 1; i >= 0; i--)
-		if (ulp_sys_as_parent(cb, SYS_waitid, P_PID, cb->kids[i], (long)&si,
+	for (i = kids_copy(cb, kids) - 1; i >= 0; i--)
+		if (ulp_sys_as_parent(cb, SYS_waitid, P_PID, kids[i], (long)&si,
 				      WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT,
 				      0) == -ECHILD)
-			kid_drop(cb, cb->kids[i]);
+			kid_drop(cb, kids[i]);
 }
 
 static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, uintptr_t stack,

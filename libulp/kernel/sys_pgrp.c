@@ -72,7 +72,7 @@ long ulp_pgrp_kid_view(const struct ulp_cb *cb, long nr, long id)
 /* getpgid or getsid (nr) of pid, as the ULP sees it: another ULP's is that ULP's (its
  * placeholder's kernel group is its own while it is in its task's), a child's as the ULP's own
  * when the ULP leads a session (ulp_pgrp_kid_view); any other process's, the kernel's. */
-static long id_of(const struct ulp_cb *cb, long nr, int pid)
+static long id_of(struct ulp_cb *cb, long nr, int pid)
 {
 	const struct ulp_cb *o;
 	int pvid, task = ulp_ident_task_of(pid, &pvid);

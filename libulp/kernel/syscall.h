@@ -125,7 +125,7 @@ ulp_sys_handler ulp_sys_fork, ulp_sys_execve, ulp_sys_wait4, ulp_sys_waitid;
  * descendant processes still in its task's process group. */
 void ulp_sys_kill_kids(struct ulp_cb *cb, int sig);
 /* pid is a child process of cb not yet waited for (sys_fork.c). */
-int ulp_sys_is_kid(const struct ulp_cb *cb, int pid);
+int ulp_sys_is_kid(struct ulp_cb *cb, int pid);
 /* System call nr (wait4, waitid, setpgid) about a child of the ULP, made by the child's kernel
  * parent: the task, or, when the task's call finds no such child of its own (ECHILD, ESRCH), the
  * ULP's placeholder, which makes the ULP's forks (sys_fork.c). */

@@ -13,7 +13,7 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/locks $(INTEG)/locks_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn \
-	$(INTEG)/fastcall_mt $(INTEG)/fastcall_mt_dyn
+	$(INTEG)/fastcall_mt $(INTEG)/fastcall_mt_dyn $(INTEG)/forkthreads $(INTEG)/forkthreads_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
 $(INTEG)/%: tests/integ/progs/%.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
@@ -39,7 +39,7 @@ $(INTEG)/exec_nopie: tests/integ/progs/crash.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -Iinclude -fno-pie -no-pie -static -o $@ $^
 # Threaded guests (tests/integ/threads.sh, spinyield.sh): plain programs, no libpvas-guest.
-PTHREAD_PROGS := threads spinwait fastcall_mt
+PTHREAD_PROGS := threads spinwait fastcall_mt forkthreads
 $(addprefix $(INTEG)/,$(PTHREAD_PROGS)): $(INTEG)/%: tests/integ/progs/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -static-pie -pthread -o $@ $<

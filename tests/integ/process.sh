@@ -208,4 +208,21 @@ if expect "ignored SIGCHLD, process" 0 /usr/bin/perl -e "$ign" && cp "$T/out" "$
 	ok "a ULP that ignores SIGCHLD forks 400 children: none left a zombie, wait says ECHILD, as a process"
 else no "a ULP that ignores SIGCHLD forks 400 children: none left a zombie, wait says ECHILD, as a process"; fi
 
+# Threads of one ULP fork and wait for their own children at once (tests/integ/progs/forkthreads.c:
+# 4 threads, 400 children each): every child is reported to its thread with its status, as in a
+# process. Before 27 Nov the ULP's list of children was changed by two workers at once, and a
+# child added beside another's removal was lost: its waitpid said ECHILD (5 runs of 8 failed).
+timeout 120 $P/forkthreads >"$T/ref" 2>&1
+for prog in forkthreads forkthreads_dyn; do
+	good=0
+	for r in 1 2 3 4; do
+		expect "$prog $r" 0 $X -n 2 -w 2 $P/$prog && sort "$T/ref" "$T/ref" >"$T/want" &&
+			sort "$T/out" | cmp -s "$T/want" - || break
+		good=$((good + 1))
+	done
+	if [ "$good" = 4 ] && grep -q "^thread 3: 0 of 400 children not reported$" "$T/ref"; then
+		ok "4 threads of a ULP fork and wait at once: each child reaches its thread, as a process ($prog, 4 runs)"
+	else no "4 threads of a ULP fork and wait at once: each child reaches its thread, as a process ($prog, 4 runs)"; fi
+done
+
 finish integ-process
