@@ -169,6 +169,12 @@ struct ulp_cb {
 	 * the last one looked up */
 	_Atomic int nlocks;
 	int lock_hint;
+	/* The lock it waits for, parked in F_SETLKW (lock_waiting): type, range from the start of
+	 * the file (dev, ino), for another ULP's look for a circle of waits (EDEADLK) */
+	int lock_waiting;
+	short lock_wait_type;
+	long long lock_wait_start, lock_wait_len;
+	uint64_t lock_wait_dev, lock_wait_ino;
 	char path[256];
 	char exe[4096]; /* its program's absolute path, as /proc/self/exe names it */
 	/* Its current directory (fs.c): device and inode (0, 0: not kept), and its path (kept

@@ -35,7 +35,9 @@
  * F_SETLKW parks the ULP between tries, 1 ms then twice longer each time up to 50 ms: the kernel's
  * wait would hold the worker, and the ULP holding the lock may be one it has to run. A signal
  * ends the wait with EINTR, or runs its SA_RESTART handler and the wait goes on, as the kernel
- * restarts the call. In a fork child (a process of its own) the kernel's record locks are right.
+ * restarts the call. A wait that would close a circle of waits between ULPs of the task ends with
+ * EDEADLK, as the kernel ends one between processes (would_deadlock). In a fork child (a process
+ * of its own) the kernel's record locks are right.
  */
 #include "io.h"
 #include "proc.h"
@@ -48,6 +50,7 @@
 #include <sys/stat.h>
 
 #define PAUSE_MAX_MS 50
+#define DEADLK_STEPS 10 /* waits followed in a circle: the kernel's MAX_DEADLK_ITERATIONS */
 /* Privates from here up: above the launcher's descriptors (PVAS_FD_HIGH), the ring's
  * (io_ring.c's RING_FD_MIN, 900) and the table size the task grew before its workers started
  * (1024 slots), so that the first ones take no table growth. Where the task's RLIMIT_NOFILE
@@ -342,34 +345,111 @@ static long use_begin(struct ulp_cb *cb, long fd, int type, int create, struct u
 	return use_cached(u, e, e->umode, type); /* fd's mode was checked above */
 }
 
-/* The pid of the ULP of this task whose private holds `held`, a lock of u's file that F_GETLK
- * found in the way (u's table held); -1 when none can be told. Through another
- * ULP's private, the kernel reports any lock in held's range but that private's own: none
- * there, or (held being a write lock) no write lock, and held is that ULP's. Held read locks
- * that others' locks overlap too stay -1. */
-static int holder(struct ulp_cb *cb, const struct use *u, const struct flock *held)
+/* The ULP (pvid) of this task whose private of the file (dev, ino) holds `held`, a lock that
+ * F_GETLK found in the way of ULP me's (table l held); -1 when none can be told. Through
+ * another ULP's private, the kernel reports any lock in held's range but that private's own:
+ * none there, or (held being a write lock) no write lock, and held is that ULP's. Held read
+ * locks that others' locks overlap too stay unknown. */
+static int holder_pvid(const struct ulp_locks *l, int me, uint64_t dev, uint64_t ino,
+		       const struct flock *held)
 {
-	const struct ulp_locks *l = u->l;
 	const struct lock_ent *c;
 	struct flock q;
-	struct ulp_cb *o;
 	int i;
 
 	for (i = 0; l && i < l->n; i++) {
 		c = &l->e[i];
-		if (!c->fd || c->pvid == cb->pvid || c->dev != (uint64_t)u->st.st_dev ||
-		    c->ino != (uint64_t)u->st.st_ino)
+		if (!c->fd || c->pvid == me || c->dev != dev || c->ino != ino)
 			continue;
 		q = *held;
 		q.l_type = held->l_type == F_WRLCK ? F_RDLCK : F_WRLCK;
 		q.l_whence = SEEK_SET;
 		q.l_pid = 0;
-		if (sys(SYS_fcntl, c->fd, F_OFD_GETLK, (long)&q) == 0 && q.l_type == F_UNLCK) {
-			o = pvas_cb(cb->region, c->pvid);
-			return o && o->pid > 0 ? o->pid : -1;
-		}
+		if (sys(SYS_fcntl, c->fd, F_OFD_GETLK, (long)&q) == 0 && q.l_type == F_UNLCK)
+			return c->pvid;
 	}
 	return -1;
+}
+
+/* The pid of the ULP holding `held`, in the way of cb's lock of u's file; -1: none known. */
+static int holder(struct ulp_cb *cb, const struct use *u, const struct flock *held)
+{
+	int p = holder_pvid(u->l, cb->pvid, (uint64_t)u->st.st_dev, (uint64_t)u->st.st_ino, held);
+	const struct ulp_cb *o = p >= 0 ? pvas_cb(cb->region, p) : NULL;
+
+	return o && o->pid > 0 ? o->pid : -1;
+}
+
+/* pvid's private of the file (dev, ino), held table l; NULL: none. */
+static const struct lock_ent *entry_of(const struct ulp_locks *l, int pvid, uint64_t dev,
+				       uint64_t ino)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->e[i].fd && l->e[i].pvid == pvid && l->e[i].dev == dev && l->e[i].ino == ino)
+			return &l->e[i];
+	return NULL;
+}
+
+/* Whether cb waiting for `want` through its private e closes a circle of waits (EDEADLK, as
+ * the kernel finds it between processes): the ULP holding the lock in its way is parked in
+ * F_SETLKW for a lock whose holder ... is cb. Each wait is looked at as it is now (F_OFD_GETLK
+ * through the waiter's private), not as recorded, so one that ended meanwhile breaks the
+ * circle; a holder that cannot be told (read locks others overlap) too. Held table l. */
+static int would_deadlock(struct ulp_cb *cb, const struct ulp_locks *l, const struct lock_ent *e,
+			  const struct flock *want)
+{
+	struct flock q = *want;
+	const struct ulp_cb *o;
+	int i, p;
+
+	for (i = 0; e && i < DEADLK_STEPS; i++) {
+		q.l_pid = 0;
+		if (sys(SYS_fcntl, e->fd, F_OFD_GETLK, (long)&q) < 0 || q.l_type == F_UNLCK)
+			return 0;
+		p = holder_pvid(l, e->pvid, e->dev, e->ino, &q);
+		if (p == cb->pvid)
+			return 1;
+		o = p >= 0 ? pvas_cb(cb->region, p) : NULL;
+		if (!o || !o->lock_waiting)
+			return 0;
+		q.l_type = o->lock_wait_type;
+		q.l_whence = SEEK_SET;
+		q.l_start = o->lock_wait_start;
+		q.l_len = o->lock_wait_len;
+		e = entry_of(l, p, o->lock_wait_dev, o->lock_wait_ino);
+	}
+	return 0;
+}
+
+/* After a try of F_SETLKW that found fl in the way through private e (held table): -EDEADLK
+ * when waiting would close a circle, else r, and cb's wait recorded for the others' look. */
+static long wait_or_deadlock(struct ulp_cb *cb, const struct use *u, const struct flock *fl, long r)
+{
+	if (would_deadlock(cb, u->l, u->e, fl)) {
+		cb->lock_waiting = 0;
+		return -EDEADLK;
+	}
+	cb->lock_wait_type = fl->l_type;
+	cb->lock_wait_start = fl->l_start;
+	cb->lock_wait_len = fl->l_len;
+	cb->lock_wait_dev = u->e->dev;
+	cb->lock_wait_ino = u->e->ino;
+	cb->lock_waiting = 1;
+	return r;
+}
+
+/* cb waits no longer (its lock got, a signal, an error). */
+static void wait_end(struct ulp_cb *cb)
+{
+	struct ulp_locks *l = cb->lock_waiting ? table(0) : NULL;
+
+	if (!l)
+		return;
+	hold(l);
+	cb->lock_waiting = 0;
+	release(l);
 }
 
 /* A lock from the position of fd (l_whence SEEK_CUR: lockf's) made one from the start of the
@@ -420,7 +500,7 @@ static long get_lock(struct ulp_cb *cb, long fd, struct flock *user)
  * ring to park on: the table is let go first, and a thread of the ULP that closes the file
  * meanwhile may make the number another's before the kernel reads it). An unlock of a file
  * without a private goes to the program's descriptor (locks taken there when it had none). */
-static long try_lock(struct ulp_cb *cb, long fd, struct flock *fl, int cmd)
+static long try_lock(struct ulp_cb *cb, long fd, struct flock *fl, int cmd, int wait)
 {
 	struct use u;
 	long r, pfd;
@@ -432,6 +512,10 @@ static long try_lock(struct ulp_cb *cb, long fd, struct flock *fl, int cmd)
 	if (cmd == F_OFD_SETLKW)
 		use_end(&u);
 	r = sys(SYS_fcntl, pfd, cmd, (long)fl);
+	if (wait && u.e && (r == -EAGAIN || r == -EACCES))
+		r = wait_or_deadlock(cb, &u, fl, r);
+	else if (u.l)
+		cb->lock_waiting = 0;
 	use_end(&u);
 	return r;
 }
@@ -447,14 +531,21 @@ static long set_lock(struct ulp_cb *cb, long fd, int wait, const struct flock *u
 	if ((r = from_start(fd, &fl)) < 0)
 		return r;
 	for (;;) {
-		r = try_lock(cb, fd, &fl, F_OFD_SETLK);
-		if (!wait || (r != -EAGAIN && r != -EACCES))
+		r = try_lock(cb, fd, &fl, F_OFD_SETLK, wait);
+		if (!wait || (r != -EAGAIN && r != -EACCES)) {
+			if (wait)
+				wait_end(cb); /* an error without the table (use_begin's) */
 			return r;
+		}
 		w = ulp_io_wait_fds(cb, NULL, 0, 0, pause, 1);
-		if (w == -ENOSYS) /* no ring: the kernel's wait */
-			return try_lock(cb, fd, &fl, F_OFD_SETLKW);
-		if (w == -EINTR)
+		if (w == -ENOSYS) { /* no ring: the kernel's wait */
+			wait_end(cb);
+			return try_lock(cb, fd, &fl, F_OFD_SETLKW, 0);
+		}
+		if (w == -EINTR) {
+			wait_end(cb);
 			return -EINTR;
+		}
 		if (pause < PAUSE_MAX_MS)
 			pause = pause * 2 < PAUSE_MAX_MS ? pause * 2 : PAUSE_MAX_MS;
 	}

@@ -37,7 +37,7 @@ same_as() {
 	return 1
 }
 
-for mode in shared twoopen closeone closers seekcur fork wait; do
+for mode in shared twoopen closeone closers seekcur deadlock fork wait; do
 	ref $mode
 	n=0 bad=0
 	while [ $n -lt "$RUNS" ]; do

@@ -10,6 +10,8 @@
  *   locks closers     a dup2 onto another descriptor of the file, a close_range of one: its
  *                     lock goes
  *   locks seekcur     lockf (l_whence SEEK_CUR) from a position past the start of the file
+ *   locks deadlock    each rank holds a byte and waits in F_SETLKW for the other's: one gets
+ *                     EDEADLK, lets its byte go, and the other gets it
  *   locks fork        rank 0's fork child holds none of its locks, and keeps none after it
  *   locks wait        F_SETLKW and lockf(F_LOCK) woken by an unlock, by a close, by the
  *                     holder's end; EINTR by a signal, a SA_RESTART handler that goes on
@@ -283,6 +285,30 @@ static void seekcur(void)
 	touch("tried");
 }
 
+/* Two waits in a circle: the kernel ends one with EDEADLK (the second, between processes). */
+static void deadlock(void)
+{
+	int a = open_lk(), r;
+	char mine[8], theirs[8];
+
+	snprintf(mine, sizeof(mine), "L%d", rank);
+	snprintf(theirs, sizeof(theirs), "L%d", !rank);
+	if (lk(a, F_SETLK, F_WRLCK, rank, 1) < 0)
+		die("F_SETLK");
+	touch(mine);
+	await(theirs);
+	if (rank == 1)
+		nap(200); /* rank 0 waits first, mostly: either may get EDEADLK */
+	alarm(30);
+	r = lk(a, F_SETLKW, F_WRLCK, !rank, 1);
+	printf("setlkw: %s\n", r < 0 && errno == EDEADLK ? "EDEADLK" : got(r));
+	lk(a, F_SETLK, F_UNLCK, 0, 0); /* the other one's wait ends */
+	if (r < 0)
+		touch("gave-up");
+	else
+		await("gave-up");
+}
+
 /* Item: a fork child holds none of its parent's locks, also after the parent's end. */
 static void forked(void)
 {
@@ -501,6 +527,8 @@ int main(int argc, char **argv)
 		closers();
 	else if (!strcmp(argv[1], "seekcur"))
 		seekcur();
+	else if (!strcmp(argv[1], "deadlock"))
+		deadlock();
 	else if (!strcmp(argv[1], "fork"))
 		forked();
 	else if (!strcmp(argv[1], "wait"))
