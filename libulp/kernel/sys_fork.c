@@ -587,9 +587,11 @@ static long ph_clone_fn(void *arg)
 		pid = ulp_arch_clone_sigreturn(c->flags, c->frame, (int *)c->ptid, (int *)c->ctid,
 					       0, vfork_child);
 	} else {
+		ulp_io_fork_hold(1); /* do_fork: the child's copy of the parked calls is whole */
 		pid = raw(SYS_clone, (long)c->flags, 0, c->ptid, c->ctid, 0, 0);
 		if (pid == 0)
 			ulp_arch_jmp_resume(&c->j, 1);
+		ulp_io_fork_hold(0);
 		if (pid > 0 && c->group) /* as the child does: whichever runs first */
 			raw(SYS_setpgid, pid, c->group, 0, 0, 0, 0);
 	}
@@ -697,15 +699,20 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		    0);
 		flags &= ~(unsigned long)(CLONE_VM | CLONE_VFORK);
 		ulp_fd_fork_begin(cb, &fds); /* nothing in a fork child's fork */
-		if (!of_child)
-			ulp_io_fork_hold(1);
+		/* The parked calls are held across the clone (the child reads its copy of them):
+		 * by the placeholder around its own clone, not for as long as the worker waits for
+		 * it to run, which stalled the task's other workers' parks and reaps. */
 		pid = by_ph && !of_child ? ph_clone(cb, flags, NULL, ptid, ctid, &group) : -ENOSYS;
 		if (pid == -ENOSYS) {
 			group = -1;
+			if (!of_child)
+				ulp_io_fork_hold(1);
 			pid = raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
+			if (!of_child)
+				ulp_io_fork_hold(0); /* in the child: its copy */
+		} else if (pid == 0) {
+			ulp_io_fork_hold(0); /* its copy, held by the placeholder at the clone */
 		}
-		if (!of_child)
-			ulp_io_fork_hold(0); /* in the child: its copy */
 		if (pid == 0) {
 			forked = 1;
 			became = 0;
