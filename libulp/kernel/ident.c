@@ -187,6 +187,13 @@ static void chld_sync(struct phrec *p)
 	sys(SYS_rt_sigaction, SIGCHLD, (long)&k, 0, ULP_KSIGSET_SIZE, 0, 0);
 }
 
+/* chld_sync as its ULP's call (ulp_ident_chld_action). */
+static long chld_call(void *arg)
+{
+	chld_sync(arg);
+	return 0;
+}
+
 /* Append decimal v to buf at *i. */
 static void put_num(char *buf, int *i, long v)
 {
@@ -574,7 +581,11 @@ void ulp_ident_chld_action(const struct ulp_cb *cb)
 	if (!p || ulp_sys_in_child() || !(pid = atomic_load(&p->pid)) ||
 	    atomic_exchange(&p->chld_act, v) == v)
 		return;
-	send_ident(pid, p->tgid, (long)CHLD);
+	/* Taken before sigaction returns: a child that ends next is reaped as it ends, or kept
+	 * for the ULP's wait, as the action now says (a request sent and not waited for left a
+	 * child that ended at once a zombie after SIG_IGN, and reaped it after SIG_DFL). */
+	if (ulp_ident_parent_call(cb, chld_call, p) < 0)
+		send_ident(pid, p->tgid, (long)CHLD); /* not taken (stopped): when it runs */
 }
 
 int ulp_ident_is_placeholder(int pid)

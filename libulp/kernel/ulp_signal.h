@@ -139,7 +139,8 @@ extern int ulp_ph_fork;
  * when it took it and died. The caller's worker waits meanwhile. */
 long ulp_ident_parent_call(const struct ulp_cb *cb, long (*fn)(void *), void *arg);
 /* The ULP's SIGCHLD action changed: its placeholder, its children's parent, takes the kernel's
- * part of it (SIG_IGN and SA_NOCLDWAIT reap children as they end, SA_NOCLDSTOP). */
+ * part of it (SIG_IGN and SA_NOCLDWAIT reap children as they end, SA_NOCLDSTOP) before this
+ * returns (a stopped one: once it runs). */
 void ulp_ident_chld_action(const struct ulp_cb *cb);
 /* The ULP exec'd (exec.c, host side, before the new program runs): its placeholder takes the new
  * program's name as its comm (ps, /proc/PID/comm). */

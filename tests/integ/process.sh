@@ -208,6 +208,36 @@ if expect "ignored SIGCHLD, process" 0 /usr/bin/perl -e "$ign" && cp "$T/out" "$
 	ok "a ULP that ignores SIGCHLD forks 400 children: none left a zombie, wait says ECHILD, as a process"
 else no "a ULP that ignores SIGCHLD forks 400 children: none left a zombie, wait says ECHILD, as a process"; fi
 
+# SIGCHLD's action holds for a child that ends right after sigaction: set to SIG_IGN, the child
+# is reaped as it ends and wait says ECHILD; set back to SIG_DFL, its end is kept for waitpid.
+# Before 27 Nov the placeholder (the children's parent) took the action later: some children
+# were left zombies, and some ends were lost (5 rank-runs of 6).
+cat >"$T/ign.pl" <<'EOF'
+my ($a, $b) = (0, 0);
+for (1 .. 100) {
+	my $p = fork; if (!$p) { sleep 100; exit 0 }
+	$SIG{CHLD} = 'IGNORE'; kill 'KILL', $p; my $r = wait;
+	$a++ unless $r == -1 && $!{ECHILD};
+	$SIG{CHLD} = 'DEFAULT'; $SIG{CHLD} = 'IGNORE';
+	$p = fork; if (!$p) { sleep 100; exit 0 }
+	$SIG{CHLD} = 'DEFAULT'; kill 'KILL', $p; $r = waitpid($p, 0);
+	$b++ unless $r == $p && ($? & 127) == 9;
+}
+print "not reaped $a, lost $b\n";
+EOF
+good=0
+if expect "SIGCHLD action, process" 0 /usr/bin/perl "$T/ign.pl" &&
+	[ "$(lines '^not reaped 0, lost 0$')" = 1 ]; then
+	for r in 1 2 3; do
+		expect "SIGCHLD action, ULP $r" 0 $X -n 2 -w 1 /usr/bin/perl "$T/ign.pl" &&
+			[ "$(lines '^not reaped 0, lost 0$')" = 2 ] || break
+		good=$((good + 1))
+	done
+fi
+if [ "$good" = 3 ]; then
+	ok "a child that ends right after sigaction(SIGCHLD) is reaped (SIG_IGN) or kept (SIG_DFL) as the action says, as a process's"
+else no "a child that ends right after sigaction(SIGCHLD) is reaped (SIG_IGN) or kept (SIG_DFL) as the action says, as a process's"; fi
+
 # Threads of one ULP fork and wait for their own children at once (tests/integ/progs/forkthreads.c:
 # 4 threads, 400 children each): every child is reported to its thread with its status, as in a
 # process. Before 27 Nov the ULP's list of children was changed by two workers at once, and a
