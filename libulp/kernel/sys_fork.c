@@ -204,6 +204,19 @@ long ulp_sys_as_parent(struct ulp_cb *cb, long nr, long a, long b, long c, long 
 	return p == -ENOSYS || p == -ETIMEDOUT ? r : p;
 }
 
+/* After the kernel's ECHILD for child pid: whether it is gone (reaped behind our back: SIGCHLD
+ * ignored), rather than not one the wait's options name (a clone child whose exit signal is not
+ * SIGCHLD waits for __WCLONE or __WALL): until 27 Nov such a child left the list at a plain
+ * wait, and its __WALL wait said ECHILD. */
+static int kid_gone(struct ulp_cb *cb, int pid)
+{
+	siginfo_t si;
+
+	return ulp_sys_as_parent(cb, SYS_waitid, P_PID, pid, (long)&si,
+				 WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT | __WALL,
+				 0) == -ECHILD;
+}
+
 /* The kernel's wait4 on one child; a reaped child leaves the ULP's list. */
 static long wait_one(struct ulp_cb *cb, int pid, long status, int options, long rusage)
 {
@@ -221,8 +234,8 @@ static long wait_one(struct ulp_cb *cb, int pid, long status, int options, long 
 			kid_drop(cb, (int)r);
 			ulp_sys_kid_usage(cb, rusage ? (const struct rusage *)rusage : &ru);
 		}
-	} else if (r == -ECHILD) {
-		kid_drop(cb, pid); /* reaped behind our back (SIGCHLD set to SIG_IGN) */
+	} else if (r == -ECHILD && kid_gone(cb, pid)) {
+		kid_drop(cb, pid);
 	}
 	return r;
 }
@@ -285,9 +298,11 @@ long ulp_sys_wait4(struct ulp_cb *cb, struct ulp_sys *s)
 				if (!pgid_matches(cb, kid, pid))
 					continue;
 			}
-			any = 1;
 			r = wait_one(cb, kid, status, options | WNOHANG, rusage);
-			if (r != 0 && r != -ECHILD)
+			if (r == -ECHILD)
+				continue; /* gone, or not one the options name */
+			any = 1;
+			if (r != 0)
 				return r;
 		}
 		r = wait_next(cb, any, options, &intr);
@@ -347,15 +362,16 @@ long ulp_sys_waitid(struct ulp_cb *cb, struct ulp_sys *s)
 				continue;
 			if (type == P_PGID && !pgid_matches(cb, kid, id ? -id : 0))
 				continue;
-			any = 1;
 			if (si)
 				si->si_pid = 0;
 			r = ulp_sys_as_parent(cb, SYS_waitid, P_PID, kid, info, options | WNOHANG,
 					      rusage ? rusage : (long)&ru);
-			if (r == -ECHILD) {
-				kid_drop(cb, kid);
+			if (r == -ECHILD) { /* gone, or not one the options name */
+				if (kid_gone(cb, kid))
+					kid_drop(cb, kid);
 				continue;
 			}
+			any = 1;
 			if (r < 0)
 				return r;
 			if (si && si->si_pid) {
@@ -626,13 +642,10 @@ static long ph_clone(struct ulp_cb *cb, unsigned long flags, void *frame, long p
  * ULP with $SIG{CHLD} = "IGNORE" got EAGAIN from its 257th fork (a process never does). */
 static void prune_kids(struct ulp_cb *cb)
 {
-	siginfo_t si;
 	int i, kids[ULP_MAX_KIDS];
 
 	for (i = kids_copy(cb, kids) - 1; i >= 0; i--)
-		if (ulp_sys_as_parent(cb, SYS_waitid, P_PID, kids[i], (long)&si,
-				      WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT,
-				      0) == -ECHILD)
+		if (kid_gone(cb, kids[i]))
 			kid_drop(cb, kids[i]);
 }
 

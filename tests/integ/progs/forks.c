@@ -158,6 +158,21 @@ int main(int argc, char **argv)
 			  si.si_status == 22,
 		      "waitid(P_PID): pid %d status %d", (int)si.si_pid, si.si_status);
 	}
+	/* a clone child whose exit signal is not SIGCHLD: a plain wait says ECHILD, and the child
+	 * stays for __WCLONE and __WALL, as the kernel's (before 27 Nov the plain wait said 0
+	 * and dropped it: ECHILD for __WALL) */
+	p = (pid_t)syscall(SYS_clone, 0L, 0L, 0L, 0L, 0L);
+	if (p == 0)
+		_exit(23);
+	CHECK(p > 0 && waitpid(p, &st, WNOHANG) == -1 && errno == ECHILD,
+	      "plain wait of a clone child: %s", strerror(errno));
+	CHECK(p > 0 && waitpid(p, &st, __WALL) == p && WIFEXITED(st) && WEXITSTATUS(st) == 23,
+	      "__WALL wait of a clone child: status %#x, %s", st, strerror(errno));
+	p = (pid_t)syscall(SYS_clone, (long)SIGURG, 0L, 0L, 0L, 0L);
+	if (p == 0)
+		_exit(24);
+	CHECK(p > 0 && waitpid(p, &st, __WCLONE) == p && WIFEXITED(st) && WEXITSTATUS(st) == 24,
+	      "__WCLONE wait of a clone child: status %#x, %s", st, strerror(errno));
 	/* threads in a fork child (before 26 Nov pthread_create gave EAGAIN there) */
 	p = fork();
 	if (p == 0)
