@@ -301,24 +301,30 @@ static int ph_main(void *arg)
 	atomic_store(&p->alive, (uint32_t)sys(SYS_set_tid_address, (long)&p->alive, 0, 0, 0, 0, 0));
 	for (;;) {
 		sig = sys(SYS_rt_sigtimedwait, (long)&all, (long)&si, 0, ULP_KSIGSET_SIZE, 0, 0);
-		if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
-		    (uint32_t)(long)si.si_value.sival_ptr == RETIRE)
-			retire();
-		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
-			 (uint32_t)(long)si.si_value.sival_ptr == RENAME)
-			rename_self(p);
-		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
-			 (uint32_t)(long)si.si_value.sival_ptr == SETSID)
-			setsid_self(p);
-		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
-			 (uint32_t)(long)si.si_value.sival_ptr == CALL)
-			run_call(p);
-		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid &&
-			 (uint32_t)(long)si.si_value.sival_ptr == CHLD)
-			chld_sync(p);
-		else if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid)
-			follow(p, (uint32_t)(long)si.si_value.sival_ptr);
-		else if (sig > 0 && sig <= ULP_NSIG)
+		if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid) {
+			/* a request of its task's: a code, or a cwd request's count (follow) */
+			uint32_t req = (uint32_t)(long)si.si_value.sival_ptr;
+
+			switch (req) {
+			case RETIRE:
+				retire();
+				break;
+			case RENAME:
+				rename_self(p);
+				break;
+			case SETSID:
+				setsid_self(p);
+				break;
+			case CALL:
+				run_call(p);
+				break;
+			case CHLD:
+				chld_sync(p);
+				break;
+			default:
+				follow(p, req);
+			}
+		} else if (sig > 0 && sig <= ULP_NSIG)
 			forward(p, (int)sig, &si);
 	}
 	return 0;
