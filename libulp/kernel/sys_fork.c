@@ -666,6 +666,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		return -EINVAL; /* a process sharing memory with a running ULP: not supported */
 	if ((flags & CLONE_VM) && stack) {
 		struct ulp_worker *w = ulp_worker_self();
+		void *frame;
 
 		/* before the slot: a worker holding one counts as in a child (ulp_sys_in_child) */
 		ulp_fd_fork_begin(cb, &fds);
@@ -682,20 +683,17 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		}
 		vfork_fds[slot] = &fds;
 		__atomic_fetch_add(&nvforking, 1, __ATOMIC_ACQ_REL);
-		pid = -ENOSYS;
-		if (by_ph && !of_child) {
-			void *frame = (void *)ulp_arch_fork_frame(s->uc, stack);
-
-			vfork_group[slot] = ph_kids_group(cb);
-			pid = ph_clone(cb, flags, frame, ptid, ctid, &group);
-		}
+		frame = (void *)ulp_arch_fork_frame(s->uc, stack);
+		/* the child reads its group there (vfork_child), set by ph_clone before its call */
 		vfork_group[slot] = -1;
-		if (pid == -ENOSYS) {
-			group = -1;
-			pid = ulp_arch_clone_sigreturn(flags,
-						       (void *)ulp_arch_fork_frame(s->uc, stack),
-						       (int *)ptid, (int *)ctid, 0, vfork_child);
-		}
+		pid = by_ph && !of_child
+			  ? ph_clone(cb, flags, frame, ptid, ctid, &vfork_group[slot])
+			  : -ENOSYS;
+		group = pid == -ENOSYS ? -1 : vfork_group[slot];
+		vfork_group[slot] = -1;
+		if (pid == -ENOSYS)
+			pid = ulp_arch_clone_sigreturn(flags, frame, (int *)ptid, (int *)ctid, 0,
+						       vfork_child);
 		ulp_fd_fork_end(&fds, pid);
 		__atomic_store_n(&vforking[slot], NULL, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&nvforking, 1, __ATOMIC_ACQ_REL);
