@@ -200,6 +200,22 @@ unsigned cmd_cpulist(const char *tool, const char *s, int *cpus, unsigned max)
 	return n;
 }
 
+/* path opened, and its ELF header in *eh: a 64-bit ELF with Elf64_Phdr program headers; else -1
+ * (the loader says why). */
+static int elf64_open(const char *path, Elf64_Ehdr *eh)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, eh, sizeof(*eh), 0) != sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * Mappings of one ELF object: one per PT_LOAD, one more when PT_GNU_RELRO splits the data segment
  * (ld.so makes part of it read-only). needed: its DT_NEEDED count; interp: its PT_INTERP path.
@@ -210,18 +226,13 @@ static long elf_maps(const char *path, long *needed, char *interp, size_t interp
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
 	long maps = 0, i;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = elf64_open(path, &eh);
 
 	*needed = 0;
 	if (interp)
 		interp[0] = '\0';
 	if (fd < 0)
 		return -1;
-	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(ph)) {
-		close(fd);
-		return -1;
-	}
 	for (i = 0; i < eh.e_phnum; i++) {
 		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != sizeof(ph))
 			break;
@@ -278,15 +289,12 @@ enum cmd_mpi cmd_mpi_library(const char *path, char *lib, size_t len)
 	Elf64_Dyn dyn[512];
 	long nd = 0, strtab = -1, off;
 	enum cmd_mpi kind = CMD_MPI_NONE;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), n = 0, i;
+	int fd = elf64_open(path, &eh), n = 0, i;
 
 	if (fd < 0)
 		return CMD_MPI_NONE;
-	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
-	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(ph[0]) &&
-	    eh.e_phnum <= 128 &&
-	    pread(fd, ph, eh.e_phnum * sizeof(ph[0]), (off_t)eh.e_phoff) ==
-		(ssize_t)(eh.e_phnum * sizeof(ph[0])))
+	if (eh.e_phnum <= 128 && pread(fd, ph, eh.e_phnum * sizeof(ph[0]), (off_t)eh.e_phoff) ==
+				     (ssize_t)(eh.e_phnum * sizeof(ph[0])))
 		n = eh.e_phnum;
 	for (i = 0; i < n && !nd; i++)
 		if (ph[i].p_type == PT_DYNAMIC) {
