@@ -368,6 +368,14 @@ static void ns_ts(long long ns, struct timespec *ts)
 	ts->tv_nsec = ns % 1000000000;
 }
 
+/* An itimerval setitimer takes: no negative part, microseconds below a second (else EINVAL). */
+static int itv_valid(const struct itimerval *v)
+{
+	return v->it_value.tv_sec >= 0 && v->it_value.tv_usec >= 0 &&
+	       v->it_value.tv_usec < 1000000 && v->it_interval.tv_sec >= 0 &&
+	       v->it_interval.tv_usec >= 0 && v->it_interval.tv_usec < 1000000;
+}
+
 /* ITIMER_REAL of cb: set (new, or NULL: just read) and the old value. */
 static long itimer_real(struct ulp_cb *cb, const struct itimerval *nv, struct itimerval *ov)
 {
@@ -383,8 +391,7 @@ static long itimer_real(struct ulp_cb *cb, const struct itimerval *nv, struct it
 	if (kid < 0)
 		return kid;
 	if (nv) {
-		if (nv->it_value.tv_usec < 0 || nv->it_value.tv_usec >= 1000000 ||
-		    nv->it_interval.tv_usec < 0 || nv->it_interval.tv_usec >= 1000000)
+		if (!itv_valid(nv)) /* a negative second: timer_settime's EINVAL as well */
 			return -EINVAL;
 		ns_ts(tv_ns(&nv->it_value), &n.it_value);
 		ns_ts(tv_ns(&nv->it_interval), &n.it_interval);
@@ -407,9 +414,7 @@ static long itimer_cpu(struct ulp_cb *cb, int which, const struct itimerval *nv,
 	uint64_t set[2], old[2];
 
 	if (nv) {
-		if (nv->it_value.tv_sec < 0 || nv->it_value.tv_usec < 0 ||
-		    nv->it_value.tv_usec >= 1000000 || nv->it_interval.tv_sec < 0 ||
-		    nv->it_interval.tv_usec < 0 || nv->it_interval.tv_usec >= 1000000)
+		if (!itv_valid(nv))
 			return -EINVAL;
 		set[0] = (uint64_t)tv_ns(&nv->it_value);
 		set[1] = (uint64_t)tv_ns(&nv->it_interval);
