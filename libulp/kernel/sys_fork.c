@@ -60,8 +60,6 @@ static _Atomic int nvforking;
 /* The table's words before each of those clones (fds.c), for the child that closes the other
  * ULPs' descriptors: by slot, on the parent's stack, which stays while it waits. */
 static struct ulp_fd_fork *vfork_fds[MAX_VFORKING];
-/* By slot: the group a child the placeholder made joins (ph_kids_group), -1: made by the task. */
-static int vfork_group[MAX_VFORKING];
 
 /* The slot of the calling worker's CLONE_VM clone, -1: none (not such a child). */
 static int vfork_slot(void)
@@ -558,12 +556,7 @@ static void vfork_child(void)
 {
 	int slot = forked ? -1 : vfork_slot();
 
-	if (slot >= 0 && vfork_group[slot] >= 0) { /* the placeholder's child */
-		if (vfork_group[slot])
-			raw(SYS_setpgid, 0, vfork_group[slot], 0, 0, 0, 0);
-	} else { /* forked: a fork child's own posix_spawn */
-		join_group(ulp_current_cb(), 0, forked);
-	}
+	join_group(ulp_current_cb(), 0, forked); /* forked: a fork child's own posix_spawn */
 	if (!forked)
 		child_takes_ulp(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL, 0);
 	ulp_std_vfork_child();
@@ -576,16 +569,15 @@ static void vfork_child(void)
  * reached every ULP of it (SIGKILL and SIGSTOP included). The ULP's placeholder holds its pid
  * and shares the task's memory and descriptor table (ident.c): it makes the clone instead, with
  * the worker's fs and gs bases, so that the child is a copy of the trap in progress. A fork's
- * child then goes on in the trap's frame (ulp_arch_jmp_resume) as a child the worker made would;
- * posix_spawn's CLONE_VM child starts on its frame, as before. The ULP's waits for such a child,
+ * child then goes on in the trap's frame (ulp_arch_jmp_resume) as a child the worker made would.
+ * posix_spawn's CLONE_VM child is the worker's (do_fork says why). The ULP's waits for a child,
  * and its setpgid of it, are the placeholder's calls too (wait_one, waitid, sys_pgrp.c).
  */
 struct ph_clone {
 	unsigned long flags;
 	long ptid, ctid;
 	uintptr_t fs, gs;
-	void *frame;	       /* CLONE_VM: the child's frame (ulp_arch_fork_frame); else NULL */
-	struct ulp_arch_jmp j; /* not CLONE_VM: where the child goes on */
+	struct ulp_arch_jmp j; /* where the child goes on */
 	int group;	       /* ph_kids_group */
 	unsigned umask;	       /* the ULP's (the placeholder's cwd is the ULP's already: ident.c) */
 };
@@ -599,39 +591,32 @@ static long ph_clone_fn(void *arg)
 	ulp_arch_self_set((void *)c->gs);
 	ulp_arch_tls_set(c->fs);
 	raw(SYS_umask, c->umask, 0, 0, 0, 0, 0);
-	if (c->frame) {
-		pid = ulp_arch_clone_sigreturn(c->flags, c->frame, (int *)c->ptid, (int *)c->ctid,
-					       0, vfork_child);
-	} else {
-		ulp_io_fork_hold(1); /* do_fork: the child's copy of the parked calls is whole */
-		pid = raw(SYS_clone, (long)c->flags, 0, c->ptid, c->ctid, 0, 0);
-		if (pid == 0)
-			ulp_arch_jmp_resume(&c->j, 1);
-		ulp_io_fork_hold(0);
-		if (pid > 0 && c->group) /* as the child does: whichever runs first */
-			raw(SYS_setpgid, pid, c->group, 0, 0, 0, 0);
-	}
+	ulp_io_fork_hold(1); /* do_fork: the child's copy of the parked calls is whole */
+	pid = raw(SYS_clone, (long)c->flags, 0, c->ptid, c->ctid, 0, 0);
+	if (pid == 0)
+		ulp_arch_jmp_resume(&c->j, 1);
+	ulp_io_fork_hold(0);
+	if (pid > 0 && c->group) /* as the child does: whichever runs first */
+		raw(SYS_setpgid, pid, c->group, 0, 0, 0, 0);
 	return pid;
 }
 
-/* clone(flags) made by the ULP's placeholder; -ENOSYS when it cannot (none, stopped). In the
- * child of a fork (frame NULL), 0 with *group the group it joins. */
-static long ph_clone(struct ulp_cb *cb, unsigned long flags, void *frame, long ptid, long ctid,
-		     int *group)
+/* A fork (no CLONE_VM) made by the ULP's placeholder; -ENOSYS when it cannot (none, stopped).
+ * In the child, 0 with *group the group it joins. */
+static long ph_clone(struct ulp_cb *cb, unsigned long flags, long ptid, long ctid, int *group)
 {
 	struct ph_clone c = {.flags = flags,
 			     .ptid = ptid,
 			     .ctid = ctid,
 			     .fs = ulp_arch_tls_get(),
 			     .gs = (uintptr_t)ulp_arch_self_get(),
-			     .frame = frame,
 			     .umask = cb->umask};
 	long r;
 
 	if (!ulp_ph_fork)
 		return -ENOSYS;
 	c.group = *group = ph_kids_group(cb);
-	if (!frame && ulp_arch_jmp_save(&c.j))
+	if (ulp_arch_jmp_save(&c.j))
 		return 0; /* the placeholder's child, on this frame of its copy of memory */
 	r = ulp_ident_parent_call(cb, ph_clone_fn, &c);
 	return r == -ETIMEDOUT ? -ENOSYS : r; /* not taken: the worker makes it */
@@ -666,7 +651,6 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		return -EINVAL; /* a process sharing memory with a running ULP: not supported */
 	if ((flags & CLONE_VM) && stack) {
 		struct ulp_worker *w = ulp_worker_self();
-		void *frame;
 
 		/* before the slot: a worker holding one counts as in a child (ulp_sys_in_child) */
 		ulp_fd_fork_begin(cb, &fds);
@@ -683,17 +667,12 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		}
 		vfork_fds[slot] = &fds;
 		__atomic_fetch_add(&nvforking, 1, __ATOMIC_ACQ_REL);
-		frame = (void *)ulp_arch_fork_frame(s->uc, stack);
-		/* the child reads its group there (vfork_child), set by ph_clone before its call */
-		vfork_group[slot] = -1;
-		pid = by_ph && !of_child
-			  ? ph_clone(cb, flags, frame, ptid, ctid, &vfork_group[slot])
-			  : -ENOSYS;
-		group = pid == -ENOSYS ? -1 : vfork_group[slot];
-		vfork_group[slot] = -1;
-		if (pid == -ENOSYS)
-			pid = ulp_arch_clone_sigreturn(flags, frame, (int *)ptid, (int *)ctid, 0,
-						       vfork_child);
+		/* Made by the worker: the task is its parent. Through the placeholder (ph_clone)
+		 * the worker held the fork's descriptor guard (ulp_fd_fork_begin) for as long as
+		 * the placeholder took to run, and a FIFO pair beside a ULP spawning /bin/true
+		 * reported a wrong close (CI at 976239a; once in the locks helper's runs). */
+		pid = ulp_arch_clone_sigreturn(flags, (void *)ulp_arch_fork_frame(s->uc, stack),
+					       (int *)ptid, (int *)ctid, 0, vfork_child);
 		ulp_fd_fork_end(&fds, pid);
 		__atomic_store_n(&vforking[slot], NULL, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&nvforking, 1, __ATOMIC_ACQ_REL);
@@ -713,7 +692,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		/* The parked calls are held across the clone (the child reads its copy of them):
 		 * by the placeholder around its own clone, not for as long as the worker waits for
 		 * it to run, which stalled the task's other workers' parks and reaps. */
-		pid = by_ph && !of_child ? ph_clone(cb, flags, NULL, ptid, ctid, &group) : -ENOSYS;
+		pid = by_ph && !of_child ? ph_clone(cb, flags, ptid, ctid, &group) : -ENOSYS;
 		if (pid == -ENOSYS) {
 			group = -1;
 			if (!of_child)
