@@ -8,6 +8,9 @@ X="$B/bin/ulpexec"
 S="$B/bin/ulpspawn"
 P="$B/tests/integ"
 . "$(dirname "$0")/lib.sh"
+# Each case takes seconds; one still running after 90 (on a loaded machine) hung: lib.sh prints
+# what its processes do then, well before the group's limit (run-one.sh) would end it silently.
+TEST_TIMEOUT=90
 
 PY=/usr/bin/python3
 if ! [ -x $PY ] || ! readelf -h $PY 2>/dev/null | grep -q 'Type:.*EXEC'; then
@@ -110,7 +113,7 @@ else
 	no "a process rank dies with its launcher (SIGKILL)"
 	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
 fi
-# 6. execve of a non-PIE program from a ULP: the program runs as the ULP's child process, and the
+# 9. execve of a non-PIE program from a ULP: the program runs as the ULP's child process, and the
 #    ULP waits for it parked on its task's ring, not in a blocking wait4 that held its worker. On
 #    one worker, python3 writes 1 MB to a FIFO that another ULP of the task reads: the reader must
 #    run meanwhile (before, the job never ended), in both rank orders.
@@ -125,12 +128,13 @@ if [ -z "$bad" ]; then
 	ok "a ULP that execs non-PIE python3 does not hold its worker: its 1 MB into a FIFO reaches another ULP of the worker"
 else no "a ULP that execs non-PIE python3 does not hold its worker: its 1 MB into a FIFO reaches another ULP of the worker:$bad"; fi
 
-# 7. Signals sent to the ULP's PID while the non-PIE program it exec'd runs are the program's:
+# 10. Signals sent to the ULP's PID while the non-PIE program it exec'd runs are the program's:
 #    SIGTERM ends python3 (its default action), and the ULP with it, "killed by SIGTERM".
 rm -f "$T/pid"
 : >"$T/out.sig"
 timeout -k 30 120 "$S" -n 1 /bin/sh -c "echo \$\$ >$T/pid.tmp; mv $T/pid.tmp $T/pid; exec $PY -c 'import time; print(\"sleeping\", flush=True); time.sleep(60)'" >"$T/out.sig" 2>&1 &
 job=$!
+hang_watch exec-sig "$TEST_TIMEOUT" $job
 i=0
 while ! grep -q sleeping "$T/out.sig" && [ $i -lt 600 ]; do
 	sleep 0.1
@@ -139,10 +143,12 @@ done
 kill -TERM "$(cat "$T/pid" 2>/dev/null)" 2>/dev/null
 wait $job
 st=$?
+hang_unwatch
 if [ $st = 143 ] && grep -q 'rank 0 .*killed by SIGTERM' "$T/out.sig"; then
 	ok "kill -TERM of a ULP's PID reaches the non-PIE program it exec'd (status 143, killed by SIGTERM)"
 else
-	echo "# status $st" >>"$T/out.sig"
+	echo "# status $st${i:+, waited $i tenths of a second for its first line}" >>"$T/out.sig"
+	[ -e "$T/hung" ] && echo "# exec-sig: hung: still running after $TEST_TIMEOUT s" >>"$T/out.sig"
 	cp "$T/out.sig" "$T/out"
 	no "kill -TERM of a ULP's PID reaches the non-PIE program it exec'd (status 143, killed by SIGTERM)"
 fi

@@ -8,15 +8,46 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
 no() { fail=$((fail + 1)); echo "not ok - $1"; [ -f "$T/out" ] && sed 's/^/#   /' "$T/out" | tail -20; }
 skip() { echo "ok - # SKIP $1"; }
-# expect NAME EXPECTED_STATUS COMMAND...: run (bounded by TEST_TIMEOUT seconds), keep stdout and
-# stderr in $T/out, check the exit status.
+HANGDUMP="$(cd "$(dirname "$0")/.." && pwd)/hangdump.sh"
+# hang_watch NAME SECONDS [PID]: from now on, past SECONDS, print (into the log) what every process
+# of this test does (tests/hangdump.sh: which case hung, and where), then send SIGTERM to PID, or
+# to the timeout that runs this test's command in the foreground (expect); hang_unwatch ends the
+# watch. A hang then says which case and why before the group's own limit (run-one.sh) ends it.
+hang_watch() {
+	hw_name=$1 hw_sec=$2 hw_pid=${3:-}
+	rm -f "$T/hung"
+	(
+		trap 'kill $hw_s 2>/dev/null; exit 0' TERM
+		sleep "$hw_sec" &
+		hw_s=$!
+		wait $hw_s
+		: >"$T/hung"
+		sh "$HANGDUMP" $$ "$hw_name: still running after $hw_sec s"
+		if [ -z "$hw_pid" ]; then
+			for hw_p in $(ps -o pid= --ppid $$); do
+				[ "$(cat /proc/$hw_p/comm 2>/dev/null)" = timeout ] && hw_pid="$hw_pid $hw_p"
+			done
+		fi
+		kill -TERM $hw_pid 2>/dev/null
+	) &
+	hw_w=$!
+}
+hang_unwatch() {
+	kill $hw_w 2>/dev/null
+	wait $hw_w 2>/dev/null
+}
+# expect NAME EXPECTED_STATUS COMMAND...: run (bounded by TEST_TIMEOUT seconds; past them, what
+# it does is printed: hang_watch), keep stdout and stderr in $T/out, check the exit status.
 expect() {
 	e_name=$1 e_want=$2
 	shift 2
+	hang_watch "$e_name" "${TEST_TIMEOUT:-300}"
 	# -k: ulpspawn takes a first SIGTERM as one to send on to the ranks; one that ignores it
-	# must not hang the suite
-	timeout -k 30 "${TEST_TIMEOUT:-300}" "$@" >"$T/out" 2>&1
+	# must not hang the suite. The timeout's own limit is a backstop behind the watch's.
+	timeout -k 30 "$((${TEST_TIMEOUT:-300} + 30))" "$@" >"$T/out" 2>&1
 	e_got=$?
+	hang_unwatch
+	[ -e "$T/hung" ] && echo "# $e_name: hung: still running after ${TEST_TIMEOUT:-300} s" >>"$T/out"
 	[ "$e_got" = "$e_want" ] && return 0
 	echo "# $e_name: exit status $e_got, wanted $e_want" >>"$T/out"
 	return 1

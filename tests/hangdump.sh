@@ -1,0 +1,59 @@
+#!/bin/sh
+# What a hung test's processes are doing, for its log: PID and every process under it, each thread
+# with its state, kernel wait channel, system call (number, name, first arguments) and kernel stack
+# where readable; each process's pending, blocked and caught signals and descriptors; and each
+# ulpexec/ulpspawn job's ranks as `ulps` (beside the launcher's binary) lists them (state, blocked
+# in which call). Lines start with "# ". Usage: tests/hangdump.sh PID [WHY]
+root=$1
+echo "# hang: ${2:-process $root still running}; $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
+# PID and its descendants, parents first; not this script, nor the watch that runs it (lib.sh)
+pids=$(ps -e -o pid=,ppid= | awk -v root="$root" -v me=$$ -v watch=$PPID '
+	$1 != me && $1 != watch { kid[$2] = kid[$2] " " $1 }
+	END {
+		q[1] = root; n = 1
+		for (i = 1; i <= n; i++) {
+			printf "%s ", q[i]
+			m = split(kid[q[i]], k, " ")
+			for (j = 1; j <= m; j++) q[++n] = k[j]
+		}
+	}')
+[ -n "$pids" ] || { echo "# (no such process)"; exit 0; }
+ps -L -o pid,lwp,ppid,pgid,stat,wchan:30,time,comm -p "$(echo $pids | tr ' ' ,)" | sed 's/^/#   /'
+# a few x86_64 numbers by name; the others stay numbers
+sysname() {
+	case $1 in
+	0) echo read ;; 1) echo write ;; 7) echo poll ;; 23) echo select ;; 34) echo pause ;;
+	35) echo nanosleep ;; 61) echo wait4 ;; 202) echo futex ;; 230) echo clock_nanosleep ;;
+	232) echo epoll_wait ;; 247) echo waitid ;; 257) echo openat ;; 270) echo pselect6 ;;
+	271) echo ppoll ;; 426) echo io_uring_enter ;; *) echo "$1" ;;
+	esac
+}
+for p in $pids; do
+	[ -d "/proc/$p" ] || continue
+	echo "# pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-150)"
+	echo "#   $(grep -E '^(SigPnd|ShdPnd|SigBlk|SigCgt)' "/proc/$p/status" 2>/dev/null | tr -s '\t\n' '  ')"
+	echo "#   fds: $(for f in /proc/$p/fd/*; do [ -e "$f" ] && printf '%s>%s ' "${f##*/}" "$(readlink "$f")"; done 2>/dev/null | cut -c1-400)"
+	for t in /proc/$p/task/*; do
+		[ -r "$t/syscall" ] || continue
+		set -- $(cat "$t/syscall" 2>/dev/null)
+		case ${1:-} in
+		running | -1 | "") sc=${1:-?} ;;
+		*) sc="$(sysname "$1")($2, $3, $4)" ;;
+		esac
+		st=$(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f1)
+		stack=$(sed 's/^\[<[0-9a-f]*>\] //; s/+0x.*//' "$t/stack" 2>/dev/null | head -6 | tr '\n' '<')
+		echo "#   task ${t##*/} $st $sc${stack:+ kernel: $stack}"
+	done
+done
+# the ranks of each job, as ulps shows them (a launcher's PVAS tasks have its name too: one call)
+u='' launchers=''
+for p in $pids; do
+	case $(cat "/proc/$p/comm" 2>/dev/null) in
+	ulpspawn | ulpexec)
+		e=$(readlink "/proc/$p/exe") && [ -f "${e%/*}/ulps" ] && u=${e%/*}/ulps
+		launchers="$launchers $p"
+		;;
+	esac
+done
+[ -n "$launchers" ] && [ -n "$u" ] && timeout 10 "$u" $launchers 2>&1 | sed 's/^/#   /'
+exit 0
