@@ -1,7 +1,8 @@
 #!/bin/sh
 # What a hung test's processes are doing, for its log: PID and every process under it, each thread
 # with its state, kernel wait channel, system call (number, name, first arguments) and kernel stack
-# where readable; each process's pending, blocked and caught signals and descriptors; and each
+# where readable; each process's pending, blocked and caught signals and descriptors, its
+# io_urings' heads, tails and armed polls (a parked call's request) and whom its pidfds name; each
 # ulpexec/ulpspawn job's ranks as `ulps` (beside the launcher's binary) lists them (state, blocked
 # in which call). Lines start with "# ". Usage: tests/hangdump.sh PID [WHY]
 root=$1
@@ -28,11 +29,28 @@ sysname() {
 	271) echo ppoll ;; 426) echo io_uring_enter ;; *) echo "$1" ;;
 	esac
 }
+last_fds='' last_pid=''
 for p in $pids; do
 	[ -d "/proc/$p" ] || continue
 	echo "# pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-150)"
 	echo "#   $(grep -E '^(SigPnd|ShdPnd|SigBlk|SigCgt)' "/proc/$p/status" 2>/dev/null | tr -s '\t\n' '  ')"
-	echo "#   fds: $(for f in /proc/$p/fd/*; do [ -e "$f" ] && printf '%s>%s ' "${f##*/}" "$(readlink "$f")"; done 2>/dev/null | cut -c1-400)"
+	fds=$(for f in /proc/$p/fd/*; do [ -e "$f" ] && printf '%s>%s ' "${f##*/}" "$(readlink "$f")"; done 2>/dev/null | cut -c1-400)
+	# a placeholder shares its task's table: said once
+	if [ "$fds" = "$last_fds" ]; then
+		echo "#   fds: those of pid $last_pid"
+		fds_of=
+	else
+		echo "#   fds: $fds"
+		last_fds=$fds last_pid=$p fds_of=$p
+	fi
+	# the rings' heads and tails and armed polls (a parked call's request), whom pidfds name
+	for f in ${fds_of:+/proc/$p/fd/*}; do
+		case $(readlink "$f" 2>/dev/null) in
+		*io_uring*) echo "#   ring ${f##*/}: $(grep -E '^(SqHead|SqTail|CqHead|CqTail|SQEs|CQEs)' "/proc/$p/fdinfo/${f##*/}" 2>/dev/null | tr -s '\t\n' '  ')"
+			sed -n '/^PollList/,/^CqOverflowList/p' "/proc/$p/fdinfo/${f##*/}" 2>/dev/null | head -12 | sed 's/^/#     /' ;;
+		*pidfd*) echo "#   pidfd ${f##*/}: $(grep '^Pid' "/proc/$p/fdinfo/${f##*/}" 2>/dev/null | tr -s '\t\n' '  ')" ;;
+		esac
+	done
 	for t in /proc/$p/task/*; do
 		[ -r "$t/syscall" ] || continue
 		set -- $(cat "$t/syscall" 2>/dev/null)
