@@ -489,7 +489,9 @@ long ulp_proc_exec(struct ulp_cb *cb, long nr, const long a[6])
 	/* the asking thread's mask and pending signals are the new program's */
 	u = ulp_tg_current(cb);
 	cb->exec_mask = *ulp_sig_mask(cb);
-	cb->exec_pend = u ? atomic_exchange(&u->sigpending, 0) : 0;
+	cb->exec_pend = u ? atomic_exchange(&u->sigpending, 0) & ~ULP_SIG_QUEUED_BITS : 0;
+	if (u)
+		ulp_sig_adopt(cb, u);
 	ulp_tg_die(cb, 0, 0);
 }
 

@@ -142,17 +142,27 @@ static long send_ident(int pid, int from, long value)
 
 /* ---- the placeholder ---- */
 
-/* Forward one signal to the ULP: recorded as sent to it, then the task is nudged (a queued
- * signal carries the partition and the signal number). */
-static void forward(struct phrec *p, int sig, const siginfo_t *si)
+/* Record si for the ULP, its pending bit into *bits (ulp_sig_record_to). -EAGAIN: its queue of
+ * real-time signals is full (sigqueue.c). */
+static int record(struct phrec *p, const siginfo_t *si, _Atomic uint64_t *bits)
 {
-	if (ulp_sig_gen(p->pvid) != p->gen)
-		return; /* its ULP has ended; the exit path kills us */
-	ulp_sig_record(p->pvid, sig, si->si_code, si->si_pid, (int)si->si_uid,
-		       (long)si->si_value.sival_ptr);
-	send_ident(p->tgid, (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), ((long)p->pvid << 8) | sig);
-	atomic_fetch_add(&p->fwd_seq, 1);
-	sys(SYS_futex, (long)&p->fwd_seq, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+	return ulp_sig_record_to(p->pvid, si->si_signo, si->si_code, si->si_pid, (int)si->si_uid,
+				 (long)si->si_value.sival_ptr, bits);
+}
+
+/* The signals recorded (n, their bits) become pending for the ULP, and the task is nudged for
+ * each number (a queued signal carries the partition and the number). */
+static void forward(struct phrec *p, uint64_t bits, uint32_t n)
+{
+	int self = (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+
+	ulp_sig_publish(p->pvid, bits);
+	for (; bits; bits &= bits - 1)
+		send_ident(p->tgid, self, ((long)p->pvid << 8) | (__builtin_ctzl(bits) + 1));
+	if (n) {
+		atomic_fetch_add(&p->fwd_seq, n);
+		sys(SYS_futex, (long)&p->fwd_seq, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+	}
 }
 
 /* Run the call its ULP posted, unless the ULP gave up on it (ulp_ident_parent_call). In the child
@@ -284,13 +294,56 @@ static void retire(void)
 	sys(SYS_exit_group, 0, 0, 0, 0, 0, 0);
 }
 
-/* The placeholder's whole life. No libc: it shares the launcher's memory, not its threads. */
+/* A request of its task's (ULP_SIG_IDENT): a code, or a cwd request's count (follow). 0: si is
+ * none, but a signal to forward. */
+static int request(struct phrec *p, long sig, const siginfo_t *si)
+{
+	uint32_t req = (uint32_t)(long)si->si_value.sival_ptr;
+
+	if (sig != ULP_SIG_IDENT || si->si_code != SI_QUEUE || si->si_pid != p->tgid)
+		return 0;
+	switch (req) {
+	case RETIRE:
+		retire();
+		break;
+	case RENAME:
+		rename_self(p);
+		break;
+	case SETSID:
+		setsid_self(p);
+		break;
+	case CALL:
+		run_call(p);
+		break;
+	case CHLD:
+		chld_sync(p);
+		break;
+	default:
+		follow(p, req);
+	}
+	return 1;
+}
+
+/*
+ * The placeholder's whole life. No libc: it shares the launcher's memory, not its threads.
+ * It records every signal pending for it before they become pending for the ULP, at once, as
+ * they were for this process: the kernel hands them over lowest number first, not in the order
+ * sent (a SIGUSR1 sent after 300 sigqueue reached the ULP before most of them). A real-time
+ * signal past the ULP's bound is held (one) and the others stay queued in the kernel, for this
+ * process, until the ULP takes some: so a sender past the kernel's RLIMIT_SIGPENDING gets EAGAIN,
+ * as when it signals a process that does not take them. It tries again every 2 ms meanwhile.
+ */
+#define DRAIN 4096 /* at most recorded before they are forwarded (a sender that never stops) */
 static int ph_main(void *arg)
 {
 	struct phrec *p = arg;
-	unsigned long all = ~0ul;
-	siginfo_t si;
+	const unsigned long all = ~0ul, standard = ~ULP_SIG_QUEUED_BITS | ULP_RT_SIGMASK;
+	const struct timespec retry = {0, 2 * 1000 * 1000}, now = {0, 0};
+	_Atomic uint64_t bits;
+	siginfo_t si, held;
+	uint32_t n;
 	long sig;
+	int holding = 0;
 
 	/* Gone with its task (the worker that made it lives as long as the task). */
 	sys(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
@@ -300,32 +353,32 @@ static int ph_main(void *arg)
 	/* Its exec or exit clears this word and wakes whoever waits on it (ulp_ident_exit). */
 	atomic_store(&p->alive, (uint32_t)sys(SYS_set_tid_address, (long)&p->alive, 0, 0, 0, 0, 0));
 	for (;;) {
-		sig = sys(SYS_rt_sigtimedwait, (long)&all, (long)&si, 0, ULP_KSIGSET_SIZE, 0, 0);
-		if (sig == ULP_SIG_IDENT && si.si_code == SI_QUEUE && si.si_pid == p->tgid) {
-			/* a request of its task's: a code, or a cwd request's count (follow) */
-			uint32_t req = (uint32_t)(long)si.si_value.sival_ptr;
-
-			switch (req) {
-			case RETIRE:
-				retire();
-				break;
-			case RENAME:
-				rename_self(p);
-				break;
-			case SETSID:
-				setsid_self(p);
-				break;
-			case CALL:
-				run_call(p);
-				break;
-			case CHLD:
-				chld_sync(p);
-				break;
-			default:
-				follow(p, req);
+		sig = sys(SYS_rt_sigtimedwait, (long)(holding ? &standard : &all), (long)&si,
+			  (long)(holding ? &retry : NULL), ULP_KSIGSET_SIZE, 0, 0);
+		if (ulp_sig_gen(p->pvid) != p->gen)
+			holding = 0; /* its ULP has ended; the exit path kills us */
+		atomic_store(&bits, 0);
+		n = 0;
+		if (holding && record(p, &held, &bits) == 0) {
+			holding = 0;
+			n++;
+		}
+		while (sig > 0) {
+			if (request(p, sig, &si) || sig > ULP_NSIG ||
+			    ulp_sig_gen(p->pvid) != p->gen)
+				;
+			else if (record(p, &si, &bits) == 0)
+				n++;
+			else { /* a real-time one: none comes while holding */
+				held = si;
+				holding = 1;
 			}
-		} else if (sig > 0 && sig <= ULP_NSIG)
-			forward(p, (int)sig, &si);
+			if (n >= DRAIN)
+				break;
+			sig = sys(SYS_rt_sigtimedwait, (long)(holding ? &standard : &all),
+				  (long)&si, (long)&now, ULP_KSIGSET_SIZE, 0, 0);
+		}
+		forward(p, atomic_load(&bits), n);
 	}
 	return 0;
 }

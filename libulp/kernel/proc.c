@@ -199,8 +199,9 @@ int ulp_proc_exited(struct ulp_task *t)
 	/* Its descriptors, as a process's end closes them: a reader in another ULP sees EOF
 	 * before anyone hears that this one ended, its pid gone included (fds.c). */
 	ulp_fd_close_owned(cb, 0);
-	ulp_sig_exit(cb);   /* its timers: nothing signals an ended ULP */
-	ulp_ident_exit(cb); /* its pid goes with it */
+	ulp_sig_exit(cb);	 /* its timers: nothing signals an ended ULP */
+	ulp_ident_exit(cb);	 /* its pid goes with it */
+	ulp_sigq_reset(pvid, 0); /* its queued signals, with nobody left to send them */
 	joiner = atomic_exchange(&t->joiner, ULP_JOIN_DONE);
 	if (joiner && joiner != ULP_JOIN_DETACHED)
 		ulp_task_resume(joiner);
@@ -242,6 +243,7 @@ void ulp_proc_kill_task(struct pvas_region *r, void *task, int sig)
 			continue;
 		/* The task is dead: nothing else writes this ULP any more. */
 		ulp_ident_exit(cb); /* its placeholder process */
+		ulp_sigq_reset(i, 0);
 		cb->exit_status = 0;
 		cb->term_sig = sig;
 		map_set(r->zombie_map, i, 1);

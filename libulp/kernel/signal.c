@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <ucontext.h>
@@ -44,6 +45,9 @@
 #define TIMER_MAGIC 0x554c5000l /* "ULP": the high half of a timer signal's value */
 #define MAX_TIMER_RECS 16384
 #define FAULT_STACK (64 * 1024) /* room a fault handler gets on the ULP's stack */
+/* Handlers set up above one another at most (invoke): the frames are the runtime's, on the
+ * stack the trap runs on. */
+#define MAX_NEST 8
 
 /* One ULP's entry (by pvid). */
 struct sigrec {
@@ -97,12 +101,42 @@ static int catchable(int sig)
 #define STOP_SIGS                                                                                  \
 	(ULP_SIG_BIT(SIGSTOP) | ULP_SIG_BIT(SIGTSTP) | ULP_SIG_BIT(SIGTTIN) | ULP_SIG_BIT(SIGTTOU))
 
-void ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value)
+/* How the kernel queues a real-time signal sent so (sigqueue.c): one that user space sent by
+ * other means than kill may be refused; a timer's is queued once while pending. */
+static int queue_how(int code)
+{
+	if (code == SI_TIMER)
+		return ULP_SIGQ_ONCE;
+	return code >= 0 ? ULP_SIGQ_OVER : ULP_SIGQ_BOUNDED;
+}
+
+int ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value)
+{
+	struct sigrec *r = rec_of(pvid);
+
+	return r ? ulp_sig_record_to(pvid, sig, code, pid, uid, value, &r->pend) : 0;
+}
+
+void ulp_sig_publish(int pvid, uint64_t bits)
+{
+	struct sigrec *r = rec_of(pvid);
+
+	if (r && bits)
+		atomic_fetch_or(&r->pend, bits);
+}
+
+int ulp_sig_record_to(int pvid, int sig, int code, int pid, int uid, long value,
+		      _Atomic uint64_t *bits)
 {
 	struct sigrec *r = rec_of(pvid);
 
 	if (!r || sig < 1 || sig > ULP_NSIG)
-		return;
+		return 0;
+	if (ULP_SIG_QUEUED(sig)) {
+		struct ulp_sigq_info in = {code, pid, uid, 0, value};
+
+		return ulp_sigq_push(pvid, 0, sig, &in, bits, queue_how(code));
+	}
 	/* As the kernel: SIGCONT continues the process, whatever its action, and discards its
 	 * pending stop signals; a stop signal discards a pending SIGCONT. */
 	if (sig == SIGCONT) {
@@ -115,7 +149,8 @@ void ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value)
 	r->info[sig - 1].pid = pid;
 	r->info[sig - 1].uid = uid;
 	r->info[sig - 1].value = value;
-	atomic_fetch_or(&r->pend, ULP_SIG_BIT(sig));
+	atomic_fetch_or(bits, ULP_SIG_BIT(sig));
+	return 0;
 }
 
 void ulp_sig_notify(int pvid, int sig)
@@ -131,10 +166,21 @@ void ulp_sig_notify(int pvid, int sig)
 		ulp_io_signal_note(pvid, region->nparts, (atomic_load(&r->restart) & bit) != 0);
 }
 
-void ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value)
+int ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value)
 {
-	ulp_sig_record(pvid, sig, code, pid, uid, value);
-	ulp_sig_notify(pvid, sig);
+	int rc = ulp_sig_record(pvid, sig, code, pid, uid, value);
+
+	if (rc == 0)
+		ulp_sig_notify(pvid, sig);
+	return rc;
+}
+
+void ulp_sig_adopt(struct ulp_cb *cb, struct ulp_uthread *u)
+{
+	struct sigrec *r = rec_of(cb->pvid);
+
+	if (r)
+		atomic_fetch_or(&r->pend, ulp_sigq_retag(cb->pvid, ulp_tg_sigtag(cb, u), 0));
 }
 
 uint32_t ulp_sig_gen(int pvid)
@@ -398,11 +444,14 @@ unsigned long *ulp_sig_mask(struct ulp_cb *cb)
 	return u && u != &cb->tg->leader ? &u->sigmask : &cb->sig.mask;
 }
 
+static int run_pending(struct ulp_cb *cb, void *uc, int depth);
+
 /* Call the handler as the kernel would: the mask widened for its duration, on the ULP's
  * alternate stack when asked for and not already on it. fault: we run on the worker's stack for
  * faults, which the handler must not keep (it may be preempted): without an alternate stack of
- * its own it runs on the ULP's stack, below what the fault interrupted. */
-static void invoke(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc, int fault)
+ * its own it runs on the ULP's stack, below what the fault interrupted. depth: how many handlers
+ * wait below this one (run_pending). */
+static void invoke(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc, int fault, int depth)
 {
 	struct ulp_ksigaction a = cb->sig.act[sig];
 	unsigned long *m = ulp_sig_mask(cb), old = *m;
@@ -416,6 +465,11 @@ static void invoke(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc, in
 	*m = (old | a.mask | ((a.flags & KSA_NODEFER) ? 0 : ULP_SIG_BIT(sig))) &
 	     ~ULP_SIG_UNBLOCKABLE;
 	ulp_sig_set_blocked(cb, *m);
+	/* The kernel sets up this handler's frame, then, under the widened mask, the frames of
+	 * the other signals due, each above the last: the last one's handler runs first. So
+	 * SIGRTMIN+1 and SIGRTMIN+2 both due run every SIGRTMIN+2 handler first. */
+	if (!fault && depth < MAX_NEST)
+		run_pending(cb, uc, depth + 1);
 	if ((a.flags & KSA_ONSTACK) && cb->sig.alt_size &&
 	    !(here >= cb->sig.alt_sp && here < cb->sig.alt_sp + cb->sig.alt_size)) {
 		struct onstack o = {&a, sig, si, uc, {0}};
@@ -443,7 +497,7 @@ static void invoke(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc, in
 	ulp_sig_set_blocked(cb, old);
 }
 
-void ulp_sig_handle(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc)
+static void handle(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc, int depth)
 {
 	void *h = cb->sig.act[sig].handler;
 
@@ -461,7 +515,12 @@ void ulp_sig_handle(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc)
 		}
 		return;
 	}
-	invoke(cb, sig, si, uc, 0);
+	invoke(cb, sig, si, uc, 0, depth);
+}
+
+void ulp_sig_handle(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc)
+{
+	handle(cb, sig, si, uc, 0);
 }
 
 int ulp_sig_fault(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc)
@@ -473,15 +532,57 @@ int ulp_sig_fault(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc)
 	    ulp_arch_trap_pc(uc) >= cb->part_hi)
 		return 0; /* blocked or ignored kills, as in the kernel; so does one of the runtime
 			   */
-	invoke(cb, sig, si, uc, 1);
+	invoke(cb, sig, si, uc, 1, 0);
 	return 1;
+}
+
+/* Take pending sig of the ULP (pvid, its entry r) with its siginfo: 0 when another thread took
+ * it first, or when a queued one is still being written. */
+static int take_rec(int pvid, struct sigrec *r, int sig, siginfo_t *si)
+{
+	unsigned long bit = ULP_SIG_BIT(sig);
+
+	memset(si, 0, sizeof(*si));
+	si->si_signo = sig;
+	if (ULP_SIG_QUEUED(sig)) {
+		struct ulp_sigq_info in;
+
+		if (!ulp_sigq_take(pvid, 0, sig, &in, &r->pend))
+			return 0;
+		si->si_code = in.code;
+		si->si_pid = in.pid;
+		si->si_uid = (uid_t)in.uid;
+		si->si_value.sival_ptr = (void *)in.value;
+		return 1;
+	}
+	if (!(atomic_fetch_and(&r->pend, ~bit) & bit))
+		return 0;
+	si->si_code = r->info[sig - 1].code;
+	si->si_pid = r->info[sig - 1].pid;
+	si->si_uid = (uid_t)r->info[sig - 1].uid;
+	si->si_value.sival_ptr = (void *)r->info[sig - 1].value;
+	return 1;
+}
+
+/* Run the actions of the signals due for cb's running thread, as the kernel picks them: the
+ * thread's own first, then the process's, the lowest number first, each under the mask as it is
+ * then (an outer handler's widened one: invoke). How many handlers ran (at this depth). */
+static int run_pending(struct ulp_cb *cb, void *uc, int depth)
+{
+	siginfo_t si;
+	int sig, n = 0;
+
+	while ((sig = ulp_sig_take(cb, ~*ulp_sig_mask(cb), &si)) > 0) {
+		if (cb->sig.act[sig].handler != SIG_IGN && cb->sig.act[sig].handler != SIG_DFL)
+			n++;
+		handle(cb, sig, &si, uc, depth);
+	}
+	return n;
 }
 
 int ulp_sig_deliver(struct ulp_cb *cb, void *uc)
 {
 	struct sigrec *r = rec_of(cb->pvid);
-	unsigned long mask, p, bit;
-	int sig, n = 0;
 
 	if (!r || !atomic_load_explicit(&r->pend, memory_order_relaxed) || ulp_sys_in_child())
 		return 0;
@@ -491,25 +592,7 @@ int ulp_sig_deliver(struct ulp_cb *cb, void *uc)
 		memset(&none, 0, sizeof(none));
 		return ulp_sig_deliver(cb, &none);
 	}
-	mask = *ulp_sig_mask(cb);
-	while ((p = atomic_load(&r->pend) & ~mask) != 0) {
-		siginfo_t si;
-
-		sig = __builtin_ctzl(p) + 1;
-		bit = ULP_SIG_BIT(sig);
-		if (!(atomic_fetch_and(&r->pend, ~bit) & bit))
-			continue;
-		memset(&si, 0, sizeof(si));
-		si.si_signo = sig;
-		si.si_code = r->info[sig - 1].code;
-		si.si_pid = r->info[sig - 1].pid;
-		si.si_uid = (uid_t)r->info[sig - 1].uid;
-		si.si_value.sival_ptr = (void *)r->info[sig - 1].value;
-		if (cb->sig.act[sig].handler != SIG_IGN && cb->sig.act[sig].handler != SIG_DFL)
-			n++;
-		ulp_sig_handle(cb, sig, &si, uc);
-	}
-	return n;
+	return run_pending(cb, uc, 0);
 }
 
 int ulp_sig_due(struct ulp_cb *cb)
@@ -543,44 +626,47 @@ int ulp_sig_interrupts(int pvid, unsigned long set)
 	return (w & ~atomic_load(&r->restart)) ? 1 : 2;
 }
 
+/* Bits p of tag less the queued signals' whose entries another taker took (sigqueue.c: such a
+ * bit may stay set until the next look). */
+static unsigned long queued_now(int pvid, int tag, unsigned long p)
+{
+	unsigned long q = p & ULP_SIG_QUEUED_BITS;
+	int sig;
+
+	for (; q; q &= q - 1) {
+		sig = __builtin_ctzl(q) + 1;
+		if (!ulp_sigq_has(pvid, tag, sig))
+			p &= ~ULP_SIG_BIT(sig);
+	}
+	return p;
+}
+
 unsigned long ulp_sig_pending(struct ulp_cb *cb)
 {
 	struct sigrec *r = rec_of(cb->pvid);
 	struct ulp_uthread *u = ulp_tg_current(cb);
 
-	return (r ? atomic_load(&r->pend) : 0) | (u ? atomic_load(&u->sigpending) : 0);
+	return queued_now(cb->pvid, 0, r ? atomic_load(&r->pend) : 0) |
+	       (u ? queued_now(cb->pvid, ulp_tg_sigtag(cb, u), atomic_load(&u->sigpending)) : 0);
 }
 
 int ulp_sig_take(struct ulp_cb *cb, unsigned long want, siginfo_t *si)
 {
 	struct sigrec *r = rec_of(cb->pvid);
 	struct ulp_uthread *u = ulp_tg_current(cb);
-	unsigned long p, bit;
+	unsigned long p, skip = 0;
 	int sig;
 
 	memset(si, 0, sizeof(*si));
-	if (u && (p = atomic_load(&u->sigpending) & want) != 0) {
-		sig = __builtin_ctzl(p) + 1;
-		bit = ULP_SIG_BIT(sig);
-		if (atomic_fetch_and(&u->sigpending, ~bit) & bit) {
-			si->si_signo = sig;
-			si->si_code = SI_TKILL;
-			si->si_pid = cb->pid;
-			return sig;
-		}
-	}
-	while (r && (p = atomic_load(&r->pend) & want) != 0) {
-		sig = __builtin_ctzl(p) + 1;
-		bit = ULP_SIG_BIT(sig);
-		if (!(atomic_fetch_and(&r->pend, ~bit) & bit))
-			continue;
-		si->si_signo = sig;
-		si->si_code = r->info[sig - 1].code;
-		si->si_pid = r->info[sig - 1].pid;
-		si->si_uid = (uid_t)r->info[sig - 1].uid;
-		si->si_value.sival_ptr = (void *)r->info[sig - 1].value;
+	if (u && (sig = ulp_tg_take(cb, u, want, si)) > 0)
 		return sig;
+	while (r && (p = atomic_load(&r->pend) & want & ~skip) != 0) {
+		sig = __builtin_ctzl(p) + 1;
+		if (take_rec(cb->pvid, r, sig, si))
+			return sig;
+		skip |= ULP_SIG_BIT(sig);
 	}
+	memset(si, 0, sizeof(*si));
 	return 0;
 }
 
@@ -612,6 +698,8 @@ void ulp_sig_action_changed(struct ulp_cb *cb, int sig)
 	if (a->handler == SIG_IGN ||
 	    (a->handler == SIG_DFL && (ULP_SIG_IGNORED_BY_DEFAULT & bit))) {
 		atomic_fetch_and(&r->pend, ~bit); /* discarded, as POSIX says */
+		if (ULP_SIG_QUEUED(sig))
+			ulp_sigq_flush(cb->pvid, -1, sig); /* the threads' too */
 		wakes = 0;
 	} else {
 		wakes = 1;
@@ -672,7 +760,7 @@ int ulp_sig_setup(struct pvas_region *r)
 	relay_restorer = (unsigned long)k.restorer;
 	timers = ulp_raw_mmap(MAX_TIMER_RECS * sizeof(*timers), MAP_NORESERVE);
 	recs = ulp_raw_mmap(len, MAP_NORESERVE);
-	if (!recs || !timers)
+	if (!recs || !timers || ulp_sigq_setup(r->nparts) < 0)
 		return -ENOMEM;
 	region = r;
 	return 0;
@@ -697,6 +785,19 @@ void ulp_sig_stopped_wait(struct ulp_cb *cb)
 			sys(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
 }
 
+/* The bound of a new ULP's queued signals: its RLIMIT_SIGPENDING, which its placeholder (made
+ * next, ident.c) inherits from the task. */
+static unsigned queue_limit(void)
+{
+	struct {
+		uint64_t cur, max;
+	} l;
+
+	if (sys(SYS_prlimit64, 0, RLIMIT_SIGPENDING, 0, (long)&l, 0, 0) != 0)
+		return ULP_SIGQ_MAX;
+	return l.cur < ULP_SIGQ_MAX ? (unsigned)l.cur : ULP_SIGQ_MAX;
+}
+
 void ulp_sig_start(struct ulp_cb *cb)
 {
 	struct sigrec *r = rec_of(cb->pvid);
@@ -708,6 +809,7 @@ void ulp_sig_start(struct ulp_cb *cb)
 	atomic_fetch_add(&r->gen, 1);
 	atomic_store(&r->stopped, 0);
 	atomic_store(&r->pend, 0);
+	ulp_sigq_reset(cb->pvid, queue_limit());
 	atomic_store(&r->blocked, 0);
 	atomic_store(&r->waitset, 0);
 	atomic_store(&r->tgid, (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0));

@@ -134,9 +134,9 @@ long ulp_sys_kill(struct ulp_cb *cb, struct ulp_sys *s)
 		return -EINVAL;
 	if (sig && s->nr == SYS_kill && own_group(cb, (int)a[0]))
 		ulp_sys_kill_kids(cb, sig); /* its group: its children's side (sys_fork.c) */
-	if (sig)
-		ulp_sig_post(cb->pvid, sig, s->nr == SYS_kill ? SI_USER : SI_TKILL, (int)pid,
-			     (int)ulp_arch_syscall(SYS_getuid, 0, 0, 0, 0, 0, 0), 0);
+	if (sig) /* EAGAIN: a tkill of a real-time signal past the bound */
+		return ulp_sig_post(cb->pvid, sig, s->nr == SYS_kill ? SI_USER : SI_TKILL, (int)pid,
+				    (int)ulp_arch_syscall(SYS_getuid, 0, 0, 0, 0, 0, 0), 0);
 	return 0;
 }
 

@@ -133,7 +133,9 @@ long ulp_sys_rlimit(struct ulp_cb *cb, struct ulp_sys *s)
 	if (r == 0 && res == RLIMIT_NOFILE && (set || old))
 		atomic_store(&cb->nofile, set ? n.cur : old->cur);
 	if (r == 0 && res == RLIMIT_CPU && set)
-		ulp_cputime_limit_changed(cb); /* held to it by its ticks (cputime.c) */
+		ulp_cputime_limit_changed(cb);	       /* held to it by its ticks (cputime.c) */
+	if (r == 0 && res == RLIMIT_SIGPENDING && set) /* the bound of its queued signals */
+		ulp_sigq_set_limit(cb->pvid, n.cur > ULP_SIGQ_MAX ? ULP_SIGQ_MAX : (unsigned)n.cur);
 	return r;
 }
 

@@ -335,8 +335,8 @@ long ulp_sys_rt_sigqueueinfo(struct ulp_cb *cb, struct ulp_sys *s)
 	if (si->si_code >= 0 || si->si_code == SI_TKILL)
 		return -EPERM; /* as the kernel: a process may not pose as the kernel */
 	if (sig)
-		ulp_sig_post(cb->pvid, sig, si->si_code, (int)pid, (int)si->si_uid,
-			     (long)si->si_value.sival_ptr);
+		return ulp_sig_post(cb->pvid, sig, si->si_code, (int)pid, (int)si->si_uid,
+				    (long)si->si_value.sival_ptr);
 	return 0;
 }
 

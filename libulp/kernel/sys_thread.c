@@ -282,6 +282,7 @@ void ulp_tg_thread_exited(struct ulp_task *t)
 		__atomic_store_n(u->clear_tid, 0, __ATOMIC_SEQ_CST);
 		ulp_futex_wake_addr((uintptr_t)u->clear_tid, 1, 1);
 	}
+	ulp_sigq_flush(cb->pvid, ulp_tg_sigtag(cb, u), 0); /* its queued signals go with it */
 	ulp_spin_lock(&tg->lock);
 	for (p = &tg->threads; *p; p = &(*p)->gnext) {
 		if (*p == u) {
@@ -691,7 +692,17 @@ int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret)
 	*ret = 0;
 	if (sig == 0)
 		return 1;
-	atomic_fetch_or(&u->sigpending, 1ul << (sig - 1));
+	if (ULP_SIG_QUEUED(sig)) { /* queued, as the kernel queues a thread's (sigqueue.c) */
+		struct ulp_sigq_info in = {SI_TKILL, (int)leader_tid(cb),
+					   (int)sys(SYS_getuid, 0, 0, 0, 0, 0, 0), 0, 0};
+
+		*ret = ulp_sigq_push(cb->pvid, ulp_tg_sigtag(cb, u), sig, &in, &u->sigpending,
+				     ULP_SIGQ_BOUNDED);
+		if (*ret)
+			return 1;
+	} else {
+		atomic_fetch_or(&u->sigpending, 1ul << (sig - 1));
+	}
 	/* Delivered by the target itself at its next trap return; make that come soon. */
 	if (u != ulp_tg_current(cb) && !(u->wait_mask & (1ul << (sig - 1)))) {
 		kick(u);
@@ -702,18 +713,44 @@ int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret)
 	return 1;
 }
 
-/* Deliver sig to the running thread: the ULP's action for it (signal.c), on the thread's own
- * context as after the trapped call that is ending. */
-static void deliver(struct ulp_cb *cb, int sig, void *uc)
+int ulp_tg_sigtag(const struct ulp_cb *cb, const struct ulp_uthread *u)
 {
-	siginfo_t si;
+	if (u == &u->tg->leader)
+		return 0xffff;
+	return u->tid - (ULP_TID_BASE + cb->pvid * ULP_TID_SPAN) + 1; /* 1..ULP_TID_SPAN */
+}
 
-	memset(&si, 0, sizeof(si));
-	si.si_signo = sig;
-	si.si_code = SI_TKILL;
-	si.si_pid = (int)leader_tid(cb);
-	si.si_uid = (uid_t)sys(SYS_getuid, 0, 0, 0, 0, 0, 0);
-	ulp_sig_handle(cb, sig, &si, uc);
+int ulp_tg_take(struct ulp_cb *cb, struct ulp_uthread *u, unsigned long want, siginfo_t *si)
+{
+	unsigned long p, skip = 0, bit;
+	struct ulp_sigq_info in;
+	int sig;
+
+	while ((p = atomic_load(&u->sigpending) & want & ~skip) != 0) {
+		sig = __builtin_ctzl(p) + 1;
+		bit = 1ul << (sig - 1);
+		memset(si, 0, sizeof(*si));
+		si->si_signo = sig;
+		if (ULP_SIG_QUEUED(sig)) {
+			if (!ulp_sigq_take(cb->pvid, ulp_tg_sigtag(cb, u), sig, &in,
+					   &u->sigpending)) {
+				skip |= bit; /* being queued: its sender kicks */
+				continue;
+			}
+			si->si_code = in.code;
+			si->si_pid = in.pid;
+			si->si_uid = (uid_t)in.uid;
+			si->si_value.sival_ptr = (void *)in.value;
+			return sig;
+		}
+		if (!(atomic_fetch_and(&u->sigpending, ~bit) & bit))
+			continue;
+		si->si_code = SI_TKILL;
+		si->si_pid = (int)leader_tid(cb);
+		si->si_uid = (uid_t)sys(SYS_getuid, 0, 0, 0, 0, 0, 0);
+		return sig;
+	}
+	return 0;
 }
 
 void ulp_tg_trap_return(struct ulp_cb *cb, void *uc)
@@ -733,8 +770,8 @@ void ulp_tg_trap_return(struct ulp_cb *cb, void *uc)
 void ulp_tg_deliver(struct ulp_cb *cb, void *uc)
 {
 	struct ulp_uthread *u;
-	unsigned long pend, mask;
 	ucontext_t none;
+	siginfo_t si;
 	int sig;
 
 	if (!cb->tg || ulp_sys_in_child())
@@ -744,14 +781,10 @@ void ulp_tg_deliver(struct ulp_cb *cb, void *uc)
 		uc = &none;
 	}
 	u = ulp_tg_current(cb);
-	mask = *ulp_sig_mask(cb);
-	pend = atomic_load(&u->sigpending) & ~mask;
-	while (pend) {
-		sig = __builtin_ctzl(pend) + 1;
-		pend &= pend - 1;
-		atomic_fetch_and(&u->sigpending, ~(1ul << (sig - 1)));
-		deliver(cb, sig, uc);
-	}
+	/* the mask read again after each handler, as the kernel does at each delivery (which
+	 * sets up the process's due signals above this one's: signal.c) */
+	while ((sig = ulp_tg_take(cb, u, ~*ulp_sig_mask(cb), &si)) > 0)
+		ulp_sig_handle(cb, sig, &si, uc);
 }
 
 void ulp_tg_kick(struct ulp_cb *cb, void *uc)

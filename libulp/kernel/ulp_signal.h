@@ -42,12 +42,20 @@ void ulp_sig_fork_child(struct ulp_cb *cb, void *uc);
 void ulp_sig_exec_child(struct ulp_cb *cb);
 
 /* Post sig for ULP pvid (a process-directed signal): pending until the ULP runs its action.
- * code/pid/uid/value: what its siginfo says. */
-void ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value);
+ * code/pid/uid/value: what its siginfo says. 0, or -EAGAIN: a real-time signal the ULP has
+ * too many of queued (sigqueue.c). */
+int ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value);
 /* The two halves of a post: record touches only the region's memory (a ULP's placeholder
  * process may call it, ident.c); notify ends a parked call of the ULP when the signal would act
  * there, from a thread of the ULP's task. */
-void ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value);
+int ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value);
+/* A record whose pending bit goes to *bits, not yet to the ULP's pending set: the signals a
+ * placeholder took at once become pending at once (ulp_sig_publish), as they are for a process
+ * (a SIGUSR1 sent after 300 sigqueue reached the ULP before them: the kernel gave the
+ * placeholder the lowest number first). */
+int ulp_sig_record_to(int pvid, int sig, int code, int pid, int uid, long value,
+		      _Atomic uint64_t *bits);
+void ulp_sig_publish(int pvid, uint64_t bits);
 void ulp_sig_notify(int pvid, int sig);
 /* A signal sig was posted to ULP pvid: its signalfds of that signal become readable (sigfd.c;
  * in a thread of the ULP's task, whose descriptors they are). */
@@ -62,6 +70,9 @@ void ulp_sig_child_new(int pid);
 /* cb recorded its new child pid (sys_fork.c): its SIGCHLD, if it ended before (the relay found
  * no ULP of it then). */
 void ulp_sig_child_added(struct ulp_cb *cb, int pid);
+/* The queued signals sent to thread u of cb become the process's (u execs). */
+struct ulp_uthread;
+void ulp_sig_adopt(struct ulp_cb *cb, struct ulp_uthread *u);
 /* Partition pvid's start count: changes each time a ULP starts there. */
 uint32_t ulp_sig_gen(int pvid);
 /* Run the actions of the signals pending for cb that its running thread's mask lets through. uc:
@@ -117,6 +128,42 @@ void ulp_cputime_check(struct ulp_cb *cb);
 void ulp_cputime_itimer(struct ulp_cb *cb, int which, const uint64_t *set, uint64_t *old);
 /* cb set its RLIMIT_CPU: looked at again at its next tick. */
 void ulp_cputime_limit_changed(struct ulp_cb *cb);
+
+/* ---- queued signals (sigqueue.c): real-time signals, each with its own siginfo ---- */
+
+/* Signals 32..64 (the kernel's SIGRTMIN..SIGRTMAX) are queued; the others coalesce. */
+#define ULP_SIG_QUEUED(s) ((s) >= 32)
+#define ULP_SIG_QUEUED_BITS (~0ul << 31)
+/* The most a ULP may have queued (its RLIMIT_SIGPENDING, if lower): docs/syscalls.md. */
+#define ULP_SIGQ_MAX 1024
+/* What one of them carries. */
+struct ulp_sigq_info {
+	int code, pid, uid, pad;
+	long value;
+};
+/* How a signal is queued past the bound: BOUNDED (sigqueue, tgkill: -EAGAIN), OVER (kill and
+ * the kernel's own: queued beyond it while one of that number is not, else pending without its
+ * siginfo, as the kernel does), ONCE (a timer's: not again while queued, never refused). */
+enum { ULP_SIGQ_BOUNDED, ULP_SIGQ_OVER, ULP_SIGQ_ONCE };
+/* Once per process (hosted): the table for nparts partitions. */
+int ulp_sigq_setup(unsigned nparts);
+/* Partition pvid's queue emptied (its pages given back) with bound limit; the bound alone. */
+void ulp_sigq_reset(int pvid, unsigned limit);
+void ulp_sigq_set_limit(int pvid, unsigned limit);
+/* Queue sig for ULP pvid (tag 0) or one of its threads (tag: sys_thread.c), its bit set in
+ * *pend; 0, or -EAGAIN at the bound. Any context: no lock, no libc. */
+int ulp_sigq_push(int pvid, int tag, int sig, const struct ulp_sigq_info *in,
+		  _Atomic uint64_t *pend, int how);
+/* Take the oldest queued sig of tag: 1, its siginfo in *out; 0: none (its bit in *pend cleared
+ * when none is queued or being queued). */
+int ulp_sigq_take(int pvid, int tag, int sig, struct ulp_sigq_info *out, _Atomic uint64_t *pend);
+/* One of sig for tag is queued (or being queued). */
+int ulp_sigq_has(int pvid, int tag, int sig);
+/* Discard the queued signals of tag (-1: any) and sig (0: any): SIG_IGN, a thread's end. */
+void ulp_sigq_flush(int pvid, int tag, int sig);
+/* Queued signals of tag from become tag to's (an exec'ing thread's become the process's); the
+ * signals moved, as bits. */
+unsigned long ulp_sigq_retag(int pvid, int from, int to);
 
 /* ---- identity (ident.c): a ULP's process id is its placeholder process's ---- */
 

@@ -17,6 +17,8 @@
 
 #include "proc.h"
 
+#include <signal.h>
+
 struct ulp_tg;
 struct ulp_futex_bucket;
 
@@ -81,6 +83,12 @@ struct ulp_tg {
 /* tgkill/tkill aimed at a thread of this ULP: 1 and *ret; 0 when it is not one of them (the
  * caller goes on as for another process). */
 int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret);
+/* The tag of thread u's queued signals (sigqueue.c): its place in the ULP's tids, the leader's
+ * 0xffff. */
+int ulp_tg_sigtag(const struct ulp_cb *cb, const struct ulp_uthread *u);
+/* Take one signal of `want` sent to thread u (the lowest number; a queued one's oldest): its
+ * number and siginfo, or 0. */
+int ulp_tg_take(struct ulp_cb *cb, struct ulp_uthread *u, unsigned long want, siginfo_t *si);
 
 /* End the whole ULP: every thread, then the ULP with this status or signal (exit_group, fatal
  * signals, faults). Called on the ending thread; never returns. */

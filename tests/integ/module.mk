@@ -12,7 +12,7 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/stdfds $(INTEG)/stdfds_dyn $(INTEG)/sigfd $(INTEG)/sigfd_dyn \
 	$(INTEG)/locks $(INTEG)/locks_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
-	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn \
+	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn $(INTEG)/rtqueue $(INTEG)/rtqueue_dyn \
 	$(INTEG)/fastcall_mt $(INTEG)/fastcall_mt_dyn $(INTEG)/forkthreads $(INTEG)/forkthreads_dyn
 GUEST_FLAGS = -O1 -g -Iinclude -fPIE
 $(INTEG)/%: tests/integ/progs/%.c $(O)/libpvas-guest.a
@@ -39,7 +39,7 @@ $(INTEG)/exec_nopie: tests/integ/progs/crash.c $(O)/libpvas-guest.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -Iinclude -fno-pie -no-pie -static -o $@ $^
 # Threaded guests (tests/integ/threads.sh, spinyield.sh): plain programs, no libpvas-guest.
-PTHREAD_PROGS := threads spinwait fastcall_mt forkthreads
+PTHREAD_PROGS := threads spinwait fastcall_mt forkthreads rtqueue
 $(addprefix $(INTEG)/,$(PTHREAD_PROGS)): $(INTEG)/%: tests/integ/progs/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -fPIE -static-pie -pthread -o $@ $<
@@ -73,6 +73,7 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) integ-maps sh tests/integ/maps.sh $(O)
 	$(Q)$(RUN_TEST) integ-process sh tests/integ/process.sh $(O)
 	$(Q)$(RUN_TEST) integ-signals sh tests/integ/signals.sh $(O)
+	$(Q)$(RUN_TEST) integ-rtqueue sh tests/integ/rtqueue.sh $(O)
 	$(Q)$(RUN_TEST) integ-ident sh tests/integ/ident.sh $(O)
 	$(Q)$(RUN_TEST) integ-pgrp sh tests/integ/pgrp.sh $(O)
 	$(Q)ULP_TEST_TIMEOUT=$${ULP_TEST_TIMEOUT:-900} $(RUN_TEST) integ-threads sh tests/integ/threads.sh $(O)
