@@ -155,12 +155,16 @@ endif
 
 # The real-MPI oversubscription sweep (issue 16): examples/mpi/mpi_prog, R = 2..256 ranks, as ULP
 # ranks (ulpspawn --pmi) vs mpiexec.mpich vs Open MPI with yield (bench/mpi_sweep.sh). The MPI
-# binaries are built when their compilers are installed (make bench installs both).
+# binaries are built when their compilers are installed (make bench installs both). Its table
+# and plot go to RESULTS_DIR (mpi_sweep.dat, mpi_sweep.png: bench/sweep_dat.sh, bench/plot.sh).
 ifeq ($(ARCH),x86_64)
 .PHONY: run-bench-mpi-sweep
 run-bench-mpi-sweep: $(O)/bin/ulpspawn $(O)/examples/mpi/mpi_prog \
 		$(if $(MPIX_OMPICC),$(O)/examples/mpi/mpi_prog.ompi)
 	$(Q)echo "== bench/mpi_sweep.sh"; sh bench/mpi_sweep.sh $(O) | tee $(O)/bench/mpi_sweep.out; \
 		grep '^BENCH ' $(O)/bench/mpi_sweep.out >> $(O)/bench/results.txt || true
+	$(Q)if grep -q '^BENCH mpi_sweep' $(O)/bench/mpi_sweep.out; then \
+		sh bench/sweep_dat.sh < $(O)/bench/mpi_sweep.out > $(RESULTS_DIR)/mpi_sweep.dat && \
+		{ sh bench/plot.sh $(RESULTS_DIR) || true; }; fi
 BENCH_TARGETS += run-bench-mpi-sweep
 endif

@@ -86,6 +86,22 @@ plot '$R/oversub.dat' u 1:2 t 'ulpspawn (ULPs): launcher command' lw 2 pt 7 lc r
      '' u 1:(\$7*1000) t 'Open MPI: program time' lw 1 dt 2 pt 8 lc rgb '#e08214'
 EOF
 
+# the real-MPI sweep (bench/mpi_sweep.sh, sweep_dat.sh): its .dat names the host that measured it
+shost=$(sed -n 's/^# host: //p' "$R/mpi_sweep.dat" 2>/dev/null)
+draw mpi_sweep <<EOF
+set title "Real MPI: mpi_prog (Debian's MPICH, Open MPI), fixed work per rank\n$shost"
+set logscale x 2
+set logscale y 10
+set xrange [1.5:320]
+set xlabel 'ranks R'
+set ylabel 'wall time of the launcher command [s] (log)'
+plot '$R/mpi_sweep.dat' u 1:2 t 'ulpspawn --pmi (ULP ranks, MPICH)' lw 2 pt 7 lc rgb '#2166ac', \\
+     '' u 1:3 t 'ulpspawn, ULP_MPI_YIELD=0' lw 1 dt 2 pt 6 lc rgb '#2166ac', \\
+     '' u 1:4 t 'mpiexec.mpich (default settings)' lw 2 pt 5 lc rgb '#b2182b', \\
+     '' u 1:5 t 'mpiexec.mpich, libulp-mpiyield preloaded' lw 1 dt 2 pt 4 lc rgb '#b2182b', \\
+     '' u 1:6 t 'Open MPI --oversubscribe, mpi_yield_when_idle 1' lw 2 pt 9 lc rgb '#e08214'
+EOF
+
 draw spawn <<EOF
 set title "Start and reap N programs: ULPs vs processes (posix_spawn)\n$host"
 set logscale x 2
