@@ -146,6 +146,8 @@ static long send_ident(int pid, int from, long value)
  * real-time signals is full (sigqueue.c). */
 static int record(struct phrec *p, const siginfo_t *si, _Atomic uint64_t *bits)
 {
+	if (si->si_signo == SIGCHLD && si->si_code > 0) /* a child's end: its CPU times too */
+		return ulp_sig_record_chld(p->pvid, si, bits);
 	return ulp_sig_record_to(p->pvid, si->si_signo, si->si_code, si->si_pid, (int)si->si_uid,
 				 (long)si->si_value.sival_ptr, bits);
 }

@@ -210,8 +210,11 @@ static void to_record(struct signalfd_siginfo *o, const siginfo_t *si)
 	o->ssi_uid = si->si_uid;
 	o->ssi_int = si->si_value.sival_int;
 	o->ssi_ptr = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
-	if (si->si_signo == SIGCHLD)
+	if (si->si_signo == SIGCHLD) {
 		o->ssi_status = si->si_status;
+		o->ssi_utime = (uint64_t)si->si_utime;
+		o->ssi_stime = (uint64_t)si->si_stime;
+	}
 }
 
 /*

@@ -62,6 +62,7 @@ struct sigrec {
 	struct {
 		int code, pid, uid, pad;
 		long value;
+		long utime, stime; /* SIGCHLD: the child's CPU times (clock ticks) */
 	} info[ULP_NSIG];
 };
 
@@ -149,7 +150,23 @@ int ulp_sig_record_to(int pvid, int sig, int code, int pid, int uid, long value,
 	r->info[sig - 1].pid = pid;
 	r->info[sig - 1].uid = uid;
 	r->info[sig - 1].value = value;
+	r->info[sig - 1].utime = 0;
+	r->info[sig - 1].stime = 0;
 	atomic_fetch_or(bits, ULP_SIG_BIT(sig));
+	return 0;
+}
+
+int ulp_sig_record_chld(int pvid, const siginfo_t *si, _Atomic uint64_t *bits)
+{
+	struct sigrec *r = rec_of(pvid);
+
+	if (!r)
+		return 0;
+	ulp_sig_record_to(pvid, SIGCHLD, si->si_code, si->si_pid, (int)si->si_uid, si->si_status,
+			  bits);
+	/* before the bit is published: the caller's ulp_sig_publish */
+	r->info[SIGCHLD - 1].utime = si->si_utime;
+	r->info[SIGCHLD - 1].stime = si->si_stime;
 	return 0;
 }
 
@@ -359,10 +376,14 @@ static void relay(int sig, siginfo_t *si, void *uc)
 		/* an end announced already (the ULP recorded the child after it ended) is not
 		 * announced twice */
 		if (pvid >= 0 &&
-		    (!chld_exit(si->si_code) ||
-		     atomic_exchange(&announced[si->si_pid % ANNOUNCED], si->si_pid) != si->si_pid))
-			ulp_sig_post(pvid, sig, si->si_code, si->si_pid, (int)si->si_uid,
-				     si->si_status);
+		    (!chld_exit(si->si_code) || atomic_exchange(&announced[si->si_pid % ANNOUNCED],
+								si->si_pid) != si->si_pid)) {
+			_Atomic uint64_t bits = 0;
+
+			ulp_sig_record_chld(pvid, si, &bits);
+			ulp_sig_publish(pvid, atomic_load(&bits));
+			ulp_sig_notify(pvid, sig);
+		}
 		chld_others((int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), si->si_pid);
 		return;
 	}
@@ -561,6 +582,10 @@ static int take_rec(int pvid, struct sigrec *r, int sig, siginfo_t *si)
 	si->si_pid = r->info[sig - 1].pid;
 	si->si_uid = (uid_t)r->info[sig - 1].uid;
 	si->si_value.sival_ptr = (void *)r->info[sig - 1].value;
+	if (sig == SIGCHLD && si->si_code > 0) {
+		si->si_utime = r->info[sig - 1].utime;
+		si->si_stime = r->info[sig - 1].stime;
+	}
 	return 1;
 }
 

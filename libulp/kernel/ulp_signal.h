@@ -56,6 +56,8 @@ int ulp_sig_record(int pvid, int sig, int code, int pid, int uid, long value);
 int ulp_sig_record_to(int pvid, int sig, int code, int pid, int uid, long value,
 		      _Atomic uint64_t *bits);
 void ulp_sig_publish(int pvid, uint64_t bits);
+/* The same for the kernel's SIGCHLD of a child's end or stop, si_utime and si_stime kept. */
+int ulp_sig_record_chld(int pvid, const siginfo_t *si, _Atomic uint64_t *bits);
 void ulp_sig_notify(int pvid, int sig);
 /* A signal sig was posted to ULP pvid: its signalfds of that signal become readable (sigfd.c;
  * in a thread of the ULP's task, whose descriptors they are). */
