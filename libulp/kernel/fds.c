@@ -523,7 +523,13 @@ static int others_copy(int32_t was, int32_t now, int32_t me)
 	return o || (p && p != me) || (was & FD_GEN) != (now & FD_GEN);
 }
 
-/* Whether the child closes fd (the rule above), with own the table it sees now. */
+/* Whether the child closes fd (the rule above), with own the table it sees now. A ring open's
+ * completion records its descriptor before it leaves the parked calls, both under their lock
+ * (io_ring.c, complete), which fork_fifo takes: so the word is read again once fork_fifo found
+ * no open in flight. Read only before it, a completion reaped in between was seen neither as a
+ * record nor as an open, and the child kept that FIFO end until its execve (past it without
+ * O_CLOEXEC): a spawned program held another ULP's FIFO end (3 runs in 10 of 1000 spawns beside
+ * a FIFO pair, under load), and the pair's next open could pair with it (until 27 Nov). */
 static int child_closes(_Atomic int32_t *own, const struct ulp_fd_fork *f, long fd, int32_t me)
 {
 	int32_t now = atomic_load_explicit(&own[fd], memory_order_relaxed), was;
@@ -532,7 +538,51 @@ static int child_closes(_Atomic int32_t *own, const struct ulp_fd_fork *f, long 
 		was = f->was[fd - 3];
 	else
 		was = f->known ? 0 : now; /* past the highest then: never recorded */
-	return others_copy(was, now, me) || (!(now & FD_OWNER) && fork_fifo(fd, me - 1));
+	if (others_copy(was, now, me))
+		return 1;
+	if (now & FD_OWNER) /* its own */
+		return 0;
+	if (fork_fifo(fd, me - 1))
+		return 1;
+	return others_copy(was, atomic_load_explicit(&own[fd], memory_order_acquire), me);
+}
+
+/* Close the numbers in [lo, top) that child_closes says, each run in one close_range. */
+static void close_copies(_Atomic int32_t *own, const struct ulp_fd_fork *f, int32_t me, long lo,
+			 long top)
+{
+	long fd, end;
+
+	for (fd = lo; fd < top; fd = end + 1) {
+		if (!child_closes(own, f, fd, me)) {
+			end = fd;
+			continue;
+		}
+		for (end = fd; end + 1 < top && child_closes(own, f, end + 1, me); end++)
+			;
+		if (sys(SYS_close_range, fd, end, 0, 0, 0, 0) == -ENOSYS)
+			for (long n = fd; n <= end; n++)
+				sys(SYS_close, n, 0, 0, 0, 0, 0);
+	}
+}
+
+/* Past the highest recorded number: a ring open not yet reaped made its descriptor at the lowest
+ * number free when it began, so above the highest only behind numbers that were taken then, by
+ * nobody's descriptors (open here) or by other such opens (each one number): the walk ends after
+ * as many free numbers in a row as opens are in flight, and one. */
+static void close_fifos_above(int32_t me, long fd)
+{
+	long free_run = 0, opens = ulp_io_opens();
+
+	for (; opens > 0 && free_run <= opens; fd++) {
+		if (sys(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0) < 0) {
+			free_run++;
+			continue;
+		}
+		free_run = 0;
+		if (fork_fifo(fd, me - 1))
+			sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	}
 }
 
 /* Each run of numbers to close goes in one close_range: a task of many ranks holds thousands,
@@ -544,26 +594,19 @@ void ulp_fd_close_others(const struct ulp_cb *cb, struct ulp_fd_fork *f)
 	_Atomic int32_t *own;
 	struct ulp_fd_fork none = {0};
 	int32_t me = cb->pvid + 1;
-	long fd, end, top;
+	long lo = 3, top = 0, hi;
 
 	if (!f)
 		f = &none; /* not known: by the words seen now */
 	fork_lower(f);
 	own = owners(&t, 0);
-	top = own ? atomic_load(&t->hi) : 0;
-	if (own && top < f->n + 3)
-		top = f->n + 3;
-	for (fd = 3; fd < top; fd = end + 1) {
-		if (!child_closes(own, f, fd, me)) {
-			end = fd;
-			continue;
-		}
-		for (end = fd; end + 1 < top && child_closes(own, f, end + 1, me); end++)
-			;
-		if (sys(SYS_close_range, fd, end, 0, 0, 0, 0) == -ENOSYS)
-			for (long n = fd; n <= end; n++)
-				sys(SYS_close, n, 0, 0, 0, 0, 0);
+	/* A record made during the walk may raise the highest number: walked too, till none did. */
+	while (own && ((hi = atomic_load(&t->hi)) > top || f->n + 3 > top)) {
+		top = hi > f->n + 3 ? hi : f->n + 3;
+		close_copies(own, f, me, lo, top);
+		lo = top;
 	}
+	close_fifos_above(me, top > 3 ? top : 3);
 	if (t)
 		settle_done(t, f->settle, f->ticket, 2);
 }

@@ -85,6 +85,8 @@ int ulp_io_install(struct pvas_region *r);
 /* Whether fd is open on a FIFO that a FIFO open parked on the ring (not yet reaped) opens: its
  * descriptor, perhaps, made in io-wq and not yet recorded (fds.c). */
 int ulp_io_open_pending(long fd);
+/* How many FIFO opens parked on the ring are in flight (not yet reaped). */
+int ulp_io_opens(void);
 /* The ring of the calling worker's task; NULL when it has none (io_uring unavailable). */
 struct ulp_io *ulp_io_self(void);
 /* The descriptor-ownership table of the calling worker's task (fds.c): owner[fd] is the pvid + 1

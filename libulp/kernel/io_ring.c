@@ -624,6 +624,13 @@ int ulp_io_fifo_opening(int pvid, uint64_t dev, uint64_t ino)
 	return found;
 }
 
+int ulp_io_opens(void)
+{
+	struct ulp_io *io = ulp_io_self();
+
+	return io ? atomic_load(&io->opens) : 0;
+}
+
 int ulp_io_open_pending(long fd)
 {
 	struct ulp_io *io = ulp_io_self();

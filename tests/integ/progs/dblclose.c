@@ -16,11 +16,17 @@
  *   dblclose spawn N  N rounds of posix_spawn of /bin/true and waitpid for it (the runtime
  *                     parks the wait on a pidfd of the child, its own descriptor for the
  *                     while): each must end with status 0; prints the count of those that did.
- *   dblclose fifo N F A r|w   N rounds in lock-step of two ULPs, by blocking FIFO opens (the
- *                     runtime runs them on its ring, whose descriptor is made in the kernel's
- *                     io-wq thread): r opens F for reading and reads one byte to EOF, then
- *                     opens A for writing and writes one; w the other ends; every descriptor is
- *                     closed twice as above. Each side prints the bytes it read (N).
+ *   dblclose fifo N F A r|w [keep]   N rounds in lock-step of two ULPs, by blocking FIFO opens
+ *                     (the runtime runs them on its ring, whose descriptor is made in the
+ *                     kernel's io-wq thread): r opens F for reading and reads one byte to EOF,
+ *                     then opens A for writing and writes one; w the other ends; every
+ *                     descriptor is closed twice as above. Each side prints the bytes it read
+ *                     (N). keep: the ends are opened without O_CLOEXEC, so that a copy a child
+ *                     process kept would outlive its execve.
+ *   dblclose spawn-check N F A   N rounds of posix_spawn of `dblclose seen F A` and waitpid: each
+ *                     child must have found no end of F or A (another process's, as a process's
+ *                     child never holds one); prints the count of those that found none.
+ *   dblclose seen F A  exits 1 if one of its descriptors is an end of FIFO F or A, else 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -112,13 +118,14 @@ static const char *close_nobodys(int fd)
 	return "WRONG";
 }
 
-/* One FIFO open of path, one byte written (wr) or read to EOF, closed twice; the bytes read. */
-static long fifo_end(const char *path, int wr, struct counts *c)
+/* One FIFO open of path, one byte written (wr) or read to EOF, closed twice; the bytes read.
+ * keep: without O_CLOEXEC. */
+static long fifo_end(const char *path, int wr, int keep, struct counts *c)
 {
 	struct stat st;
 	char b[64];
 	long got = 0, r;
-	int fd = open(path, (wr ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	int fd = open(path, (wr ? O_WRONLY : O_RDONLY) | (keep ? 0 : O_CLOEXEC));
 
 	if (fd < 0 || fstat(fd, &st)) {
 		c->bad++;
@@ -132,14 +139,14 @@ static long fifo_end(const char *path, int wr, struct counts *c)
 	return got;
 }
 
-static int fifo_main(long n, const char *f, const char *a, int w)
+static int fifo_main(long n, const char *f, const char *a, int w, int keep)
 {
 	struct counts c = {0};
 	long got = 0, i;
 
 	for (i = 0; i < n; i++) {
-		got += fifo_end(f, w, &c);
-		got += fifo_end(a, !w, &c);
+		got += fifo_end(f, w, keep, &c);
+		got += fifo_end(a, !w, keep, &c);
 	}
 	printf("dblclose fifo %s: %ld bytes read, %ld lost, %ld wrong closes, %ld errors\n",
 	       w ? "w" : "r", got, c.lost, c.wrong, c.bad);
@@ -158,6 +165,43 @@ static int spawn_main(long n)
 		    waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			good++;
 	printf("dblclose spawn: %ld of %ld ended with 0\n", good, n);
+	return 0;
+}
+
+/* Whether one of this process's descriptors is an end of the FIFO st names. */
+static int holds_fifo(const struct stat *fifo)
+{
+	struct stat st;
+	int fd;
+
+	for (fd = 3; fd < 1024; fd++)
+		if (fstat(fd, &st) == 0 && st.st_dev == fifo->st_dev && st.st_ino == fifo->st_ino)
+			return 1;
+	return 0;
+}
+
+static int seen_main(const char *f, const char *a)
+{
+	struct stat sf, sa;
+
+	if (stat(f, &sf) || stat(a, &sa))
+		return 2;
+	return holds_fifo(&sf) || holds_fifo(&sa);
+}
+
+static int spawn_check_main(const char *self, long n, const char *f, const char *a)
+{
+	char *argv[] = {(char *)self, "seen", (char *)f, (char *)a, NULL};
+	long i, good = 0;
+	pid_t pid;
+	int st;
+
+	for (i = 0; i < n; i++)
+		if (posix_spawn(&pid, self, NULL, NULL, argv, environ) == 0 &&
+		    waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			good++;
+	printf("dblclose spawn-check: %ld of %ld children held no end of the pair's FIFOs\n", good,
+	       n);
 	return 0;
 }
 
@@ -181,8 +225,13 @@ int main(int argc, char **argv)
 	struct counts c = {0};
 	long n = argc > 1 ? atol(argv[1]) : 2000, i;
 
-	if (argc == 6 && !strcmp(argv[1], "fifo"))
-		return fifo_main(atol(argv[2]), argv[3], argv[4], argv[5][0] == 'w');
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "fifo"))
+		return fifo_main(atol(argv[2]), argv[3], argv[4], argv[5][0] == 'w',
+				 argc == 7 && !strcmp(argv[6], "keep"));
+	if (argc == 5 && !strcmp(argv[1], "spawn-check"))
+		return spawn_check_main(argv[0], atol(argv[2]), argv[3], argv[4]);
+	if (argc == 4 && !strcmp(argv[1], "seen"))
+		return seen_main(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "spawn"))
 		return spawn_main(atol(argv[2]));
 	if (argc > 1 && !strcmp(argv[1], "nobodys"))
