@@ -745,34 +745,63 @@ long ulp_sys_fork(struct ulp_cb *cb, struct ulp_sys *s)
 /* ---- execve ---- */
 
 /*
- * Wait, parked on the task's ring, for the child that runs a non-PIE program in the ULP's stead
- * (its pidfd turns readable when it ends; then the caller reaps it): the worker runs the task's
- * other ULPs meanwhile, one of which may be what the program waits for (the reader of its FIFO:
- * a blocking wait4 here held the worker, and that job never ended on -w 1). The wait is not
- * interruptible: signals sent to the ULP (kill of its PID, SIGKILL included, which its
- * placeholder turns into a pending SIGKILL) are the program's now, and go on to the child
- * (SIGCHLD, the child's own end, aside). Natively, the blocking way, without a ring or pidfd.
+ * Whether child pid has ended (the caller reaps it): its pidfd fd is readable, or, with no pidfd
+ * (fd < 0), waitid finds it ended and leaves it waitable. A signal that reaches the worker
+ * during the zero-timeout poll fails it with EINTR (the preemption tick on a loaded machine):
+ * that is asked again, not taken for an end. Before 27 Nov it was, and the caller went on to a
+ * blocking wait4 that held the worker while the program wrote into a FIFO that another ULP of
+ * that worker was to read: integ-fallback hung now and then (here 2 runs in 38 under nice 19,
+ * 1 group run in 40 in a PID namespace; fallback.sh case 11 injects the EINTR).
  */
-static void wait_program(struct ulp_cb *cb, long pid)
+static int program_ended(long fd, long pid)
 {
-	long fd = ulp_fd_make_own(cb, SYS_pidfd_open, pid, 0, 0, 0);
 	struct {
 		int fd;
 		short events, revents;
 	} pf = {(int)fd, 1 /* POLLIN */, 0};
+	siginfo_t si;
+	long r;
+
+	if (fd < 0) {
+		si.si_pid = 0;
+		do
+			r = raw(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | WNOWAIT, 0,
+				0);
+		while (r == -EINTR);
+		return r < 0 || si.si_pid != 0;
+	}
+	do
+		r = raw(SYS_poll, (long)&pf, 1, 0, 0, 0, 0);
+	while (r == -EINTR);
+	return r != 0; /* readable, or a poll that fails for good: wait4 tells */
+}
+
+/*
+ * Wait, parked on the task's ring, for the child that runs a non-PIE program in the ULP's stead
+ * (its pidfd turns readable when it ends; then the caller reaps it): the worker runs the task's
+ * other ULPs meanwhile, one of which may be what the program waits for (the reader of its FIFO:
+ * a blocking wait4 here held the worker, and that job never ended on -w 1). Without a pidfd
+ * (pidfd_open failed: EMFILE), the same wait looks every 100 ms. The wait is not
+ * interruptible: signals sent to the ULP (kill of its PID, SIGKILL included, which its
+ * placeholder turns into a pending SIGKILL) are the program's now, and go on to the child
+ * (SIGCHLD, the child's own end, aside). Natively, the blocking way, without a ring.
+ */
+static void wait_program(struct ulp_cb *cb, long pid)
+{
+	long fd = ulp_fd_make_own(cb, SYS_pidfd_open, pid, 0, 0, 0);
 	unsigned long want = ~(1ul << (SIGCHLD - 1));
 	siginfo_t si;
 	int sig, f = (int)fd;
 
-	if (fd < 0)
-		return;
-	while (raw(SYS_poll, (long)&pf, 1, 0, 0, 0, 0) == 0) {
-		if (ulp_io_wait_fds(cb, &f, 1, 1 /* POLLIN */, 100, 0) == -ENOSYS)
+	while (!program_ended(fd, pid)) {
+		if (ulp_io_wait_fds(cb, fd >= 0 ? &f : NULL, fd >= 0, 1 /* POLLIN */, 100, 0) ==
+		    -ENOSYS)
 			break;
 		while ((sig = ulp_sig_take(cb, want, &si)) > 0)
 			raw(SYS_kill, pid, sig, 0, 0, 0, 0);
 	}
-	ulp_fd_drop(cb, fd);
+	if (fd >= 0)
+		ulp_fd_drop(cb, fd);
 }
 
 /* The kernel's execve in a child process of the ULP, with the limits kept for it (sys_rlimit.c);

@@ -153,4 +153,30 @@ else
 	no "kill -TERM of a ULP's PID reaches the non-PIE program it exec'd (status 143, killed by SIGTERM)"
 fi
 
+# 11. A signal that reaches the worker while the ULP looks whether its program has ended (a
+#     zero-timeout poll of the child's pidfd, failed with EINTR: strace injects it into the first
+#     100 polls of each thread) is asked again. Before 27 Nov it was taken for the program's end,
+#     and the ULP went on to a blocking wait4 that held its worker: case 9's FIFO reader never ran
+#     (integ-fallback hung now and then under load: the preemption tick).
+if ! command -v strace >/dev/null || ! strace -f -qq -o /dev/null true 2>/dev/null; then
+	skip "a ULP's look at its non-PIE program's end interrupted by a signal: no strace, or no ptrace here"
+else
+	inject="strace -f -qq -o /dev/null -e trace=poll -e inject=poll:error=EINTR:when=1..100"
+	bad=
+	if ! expect eintr-wr 0 $inject "$S" -t 1 -w 1 -n 1 /bin/sh -c "$wr" : -n 1 /usr/bin/wc -c "$T/fifo" ||
+		[ "$(lines "^1000000 $T/fifo\$")" != 1 ]; then bad="$bad writer-first"; fi
+	if ! expect eintr-rw 0 $inject "$S" -t 1 -w 1 -n 1 /usr/bin/wc -c "$T/fifo" : -n 1 /bin/sh -c "$wr" ||
+		[ "$(lines "^1000000 $T/fifo\$")" != 1 ]; then bad="$bad reader-first"; fi
+	# and with no pidfd to wait on (pidfd_open fails: EMFILE), it looks every 100 ms (it
+	# blocked in wait4 before)
+	if ! expect nopidfd 0 strace -f -qq -o /dev/null -e trace=pidfd_open \
+		-e inject=pidfd_open:error=EMFILE "$S" -t 1 -w 1 -n 1 /usr/bin/wc -c "$T/fifo" : \
+		-n 1 /bin/sh -c "$wr" || [ "$(lines "^1000000 $T/fifo\$")" != 1 ]; then
+		bad="$bad no-pidfd"
+	fi
+	if [ -z "$bad" ]; then
+		ok "a ULP whose look at its non-PIE program's end is interrupted (EINTR), or has no pidfd, still does not hold its worker"
+	else no "a ULP whose look at its non-PIE program's end is interrupted (EINTR), or has no pidfd, still does not hold its worker:$bad"; fi
+fi
+
 finish fallback
