@@ -4,7 +4,7 @@
 # pid while it blocks them, from a process outside and from another ULP (same task, another
 # task), then handlers (SIGRTMIN+2's first, as the kernel nests them) or sigtimedwait one by one
 # (SIGRTMIN+1's first), each number in the order sent with its value, code, pid and uid; sigqueue,
-# raise and kill to itself; EAGAIN at RLIMIT_SIGPENDING; a child's SIGCHLD carries its CPU times
+# raise and kill to itself; pthread_kill to a thread; EAGAIN at RLIMIT_SIGPENDING; a child's SIGCHLD carries its CPU times
 # (si_utime, si_stime). Each ULP's output must be the one the same program printed as a process.
 # Before 27 Nov 300 arrived as 36 to 90, and si_utime/si_stime were 0. RTQ_RUNS: rounds.
 # Usage: tests/integ/rtqueue.sh BUILD_DIR
@@ -65,7 +65,7 @@ for prog in rtqueue rtqueue_dyn; do
 			round=$((round + 1))
 		done
 	done
-	for mode in "self $N" "bound 64" "chld 200"; do
+	for mode in "self $N" "bound 64" "thread 100" "chld 200"; do
 		# shellcheck disable=SC2086 # mode is words
 		$P/$prog $mode 2>&1 | grep -v '^# queued' >"$T/ref"
 		checks=$(grep -c ': ok$' "$T/ref")

@@ -13,6 +13,8 @@
  *                         SIGRTMIN+3 (to the thread) and one kill(): all delivered, in order
  *   rtqueue bound L       RLIMIT_SIGPENDING L; sigqueue to itself until EAGAIN (at most L),
  *                         kill() and raise() past it; all that were queued are delivered
+ *   rtqueue thread N      a second thread blocks SIGRTMIN+1; the first pthread_kill()s it N
+ *                         times; once unblocked, that thread runs N handlers, none the first
  *   rtqueue chld MS       a child computes MS ms and exits: its SIGCHLD's si_utime + si_stime
  *                         (clock ticks) are not 0, in a handler and in sigwaitinfo
  */
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -310,6 +313,55 @@ static int bound_mode(int lim)
 	return fails != 0;
 }
 
+static volatile int go;
+static __thread int my_hits;
+
+static void on_thread(int sig)
+{
+	(void)sig;
+	my_hits++;
+}
+
+/* Blocks SIGRTMIN+1, says so (go 1), waits for go 2, unblocks: its handlers' count. */
+static void *target(void *arg)
+{
+	sigset_t s;
+
+	(void)arg;
+	sigemptyset(&s);
+	sigaddset(&s, SIGRTMIN + 1);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	__atomic_store_n(&go, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&go, __ATOMIC_SEQ_CST) != 2)
+		usleep(1000);
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	return (void *)(long)my_hits;
+}
+
+static int thread_mode(int n)
+{
+	struct sigaction sa;
+	pthread_t t;
+	void *hits;
+	int i, ok = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_thread;
+	sigaction(SIGRTMIN + 1, &sa, NULL);
+	if (pthread_create(&t, NULL, target, NULL) != 0)
+		return 2;
+	while (!__atomic_load_n(&go, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	for (i = 0; i < n; i++)
+		ok &= pthread_kill(t, SIGRTMIN + 1) == 0;
+	check(ok, "pthread_kill of a real-time signal to a thread that blocks it");
+	__atomic_store_n(&go, 2, __ATOMIC_SEQ_CST);
+	pthread_join(t, &hits);
+	check((long)hits == n && my_hits == 0,
+	      "that thread ran one handler per signal once it unblocked it, the other none");
+	return fails != 0;
+}
+
 static volatile long chld_ticks = -1;
 
 static void on_chld(int sig, siginfo_t *si, void *uc)
@@ -385,8 +437,11 @@ int main(int argc, char **argv)
 		return self_mode(n);
 	if (argc == 3 && !strcmp(argv[1], "bound"))
 		return bound_mode(n);
+	if (argc == 3 && !strcmp(argv[1], "thread"))
+		return thread_mode(n);
 	if (argc == 3 && !strcmp(argv[1], "chld"))
 		return chld_mode(n);
-	fprintf(stderr, "usage: rtqueue recv|wait|send FILE N | self N | bound L | chld MS\n");
+	fprintf(stderr,
+		"usage: rtqueue recv|wait|send FILE N | self N | bound L | thread N | chld MS\n");
 	return 2;
 }
