@@ -340,6 +340,20 @@ long ulp_sys_rt_sigqueueinfo(struct ulp_cb *cb, struct ulp_sys *s)
 	return 0;
 }
 
+/* rt_tgsigqueueinfo (pthread_sigqueue) to a thread of the ULP: queued there with the caller's
+ * siginfo (sys_thread.c), taken before the call returns when it is the caller; elsewhere: the
+ * kernel's. Before 27 Nov it was the kernel's always: the ULP's placeholder took one aimed at the
+ * ULP's main thread and passed it on, later, to the ULP (pthread_sigqueue to itself returned
+ * before its handler ran), and one aimed at another thread failed with ESRCH. */
+long ulp_sys_rt_tgsigqueueinfo(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long r;
+
+	if (!ulp_sys_in_child() && ulp_tg_kill(cb, s->nr, s->a, &r))
+		return r;
+	return sys(s->nr, s->a[0], s->a[1], s->a[2], s->a[3], 0, 0);
+}
+
 /* ---- timers ---- */
 
 /* Saturated at the kernel's KTIME_MAX, as its timeval_to_ktime is: a value of 2^40 s overflowed

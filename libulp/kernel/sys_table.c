@@ -103,6 +103,7 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_rt_sigsuspend] = ulp_sys_rt_sigsuspend,
     [SYS_rt_sigtimedwait] = ulp_sys_rt_sigtimedwait,
     [SYS_rt_sigqueueinfo] = ulp_sys_rt_sigqueueinfo,
+    [SYS_rt_tgsigqueueinfo] = ulp_sys_rt_tgsigqueueinfo,
     [SYS_setitimer] = ulp_sys_setitimer,
     [SYS_getitimer] = ulp_sys_getitimer,
     [SYS_timer_create] = ulp_sys_timer_create,

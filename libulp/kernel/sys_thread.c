@@ -665,14 +665,16 @@ long ulp_sys_get_robust_list(struct ulp_cb *cb, struct ulp_sys *s)
 
 int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret)
 {
-	long tgid = nr == SYS_tgkill ? a[0] : 0, tid = nr == SYS_tgkill ? a[1] : a[0];
-	int sig = (int)(nr == SYS_tgkill ? a[2] : a[1]);
+	long tgid = nr != SYS_tkill ? a[0] : 0, tid = nr != SYS_tkill ? a[1] : a[0];
+	int sig = (int)(nr != SYS_tkill ? a[2] : a[1]);
+	/* rt_tgsigqueueinfo (pthread_sigqueue): the caller's siginfo */
+	const siginfo_t *info = nr == SYS_rt_tgsigqueueinfo ? (const siginfo_t *)a[3] : NULL;
 	struct ulp_tg *tg = tg_get(cb);
 	struct ulp_uthread *u;
 
 	if (!tg)
 		return 0;
-	if (nr == SYS_tgkill && tgid != leader_tid(cb) && tgid != tg->leader.tid)
+	if (nr != SYS_tkill && tgid != leader_tid(cb) && tgid != tg->leader.tid)
 		return 0; /* another process */
 	ulp_spin_lock(&tg->lock);
 	u = find_locked(tg, tid);
@@ -692,9 +694,20 @@ int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret)
 	*ret = 0;
 	if (sig == 0)
 		return 1;
+	if (info && !in_region(cb, (uintptr_t)info, sizeof(*info))) {
+		*ret = -EFAULT;
+		return 1;
+	}
 	if (ULP_SIG_QUEUED(sig)) { /* queued, as the kernel queues a thread's (sigqueue.c) */
 		struct ulp_sigq_info in = {SI_TKILL, (int)leader_tid(cb),
 					   (int)sys(SYS_getuid, 0, 0, 0, 0, 0, 0), 0, 0};
+
+		if (info) {
+			in.code = info->si_code;
+			in.pid = info->si_pid;
+			in.uid = (int)info->si_uid;
+			in.value = (long)info->si_value.sival_ptr;
+		}
 
 		*ret = ulp_sigq_push(cb->pvid, ulp_tg_sigtag(cb, u), sig, &in, &u->sigpending,
 				     ULP_SIGQ_BOUNDED);

@@ -80,8 +80,9 @@ struct ulp_tg {
 
 #define ULP_TG_REAPER_STACK (32 * 1024)
 
-/* tgkill/tkill aimed at a thread of this ULP: 1 and *ret; 0 when it is not one of them (the
- * caller goes on as for another process). */
+/* tgkill/tkill/rt_tgsigqueueinfo aimed at a thread of this ULP: 1 and *ret; 0 when it is not
+ * one of them (the caller goes on as for another process). A standard signal's siginfo is
+ * SI_TKILL's whatever rt_tgsigqueueinfo gave (a thread keeps only its bit). */
 int ulp_tg_kill(struct ulp_cb *cb, long nr, const long *a, long *ret);
 /* The tag of thread u's queued signals (sigqueue.c): its place in the ULP's tids, the leader's
  * 0xffff. */

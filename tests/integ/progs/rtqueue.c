@@ -13,8 +13,9 @@
  *                         SIGRTMIN+3 (to the thread) and one kill(): all delivered, in order
  *   rtqueue bound L       RLIMIT_SIGPENDING L; sigqueue to itself until EAGAIN (at most L),
  *                         kill() and raise() past it; all that were queued are delivered
- *   rtqueue thread N      a second thread blocks SIGRTMIN+1; the first pthread_kill()s it N
- *                         times; once unblocked, that thread runs N handlers, none the first
+ *   rtqueue thread N      a second thread blocks SIGRTMIN+1 and +2; the first pthread_kill()s it
+ *                         N times (+1) and pthread_sigqueue()s it N/2 values (+2); once
+ *                         unblocked, that thread runs the handlers, none the first
  *   rtqueue chld MS       a child computes MS ms and exits: its SIGCHLD's si_utime + si_stime
  *                         (clock ticks) are not 0, in a handler and in sigwaitinfo
  */
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -314,12 +316,21 @@ static int bound_mode(int lim)
 }
 
 static volatile int go;
-static __thread int my_hits;
+static __thread int my_hits, my_values, my_order;
 
 static void on_thread(int sig)
 {
 	(void)sig;
 	my_hits++;
+}
+
+/* pthread_sigqueue's: values 0, 1, 2... in order */
+static void on_thread_value(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	my_order += si->si_value.sival_int == my_values && si->si_code == SI_QUEUE;
+	my_values++;
 }
 
 /* Blocks SIGRTMIN+1, says so (go 1), waits for go 2, unblocks: its handlers' count. */
@@ -330,12 +341,13 @@ static void *target(void *arg)
 	(void)arg;
 	sigemptyset(&s);
 	sigaddset(&s, SIGRTMIN + 1);
+	sigaddset(&s, SIGRTMIN + 2);
 	pthread_sigmask(SIG_BLOCK, &s, NULL);
 	__atomic_store_n(&go, 1, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&go, __ATOMIC_SEQ_CST) != 2)
 		usleep(1000);
 	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
-	return (void *)(long)my_hits;
+	return (void *)(long)(my_hits + (my_order == my_values ? my_values : -1000000) * 10000);
 }
 
 static int thread_mode(int n)
@@ -345,20 +357,37 @@ static int thread_mode(int n)
 	void *hits;
 	int i, ok = 1;
 
+	union sigval v;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_thread;
 	sigaction(SIGRTMIN + 1, &sa, NULL);
+	sa.sa_sigaction = on_thread_value;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGRTMIN + 2, &sa, NULL);
 	if (pthread_create(&t, NULL, target, NULL) != 0)
 		return 2;
 	while (!__atomic_load_n(&go, __ATOMIC_SEQ_CST))
 		usleep(1000);
 	for (i = 0; i < n; i++)
 		ok &= pthread_kill(t, SIGRTMIN + 1) == 0;
-	check(ok, "pthread_kill of a real-time signal to a thread that blocks it");
+	for (i = 0; i < n / 2; i++) {
+		v.sival_int = i;
+		ok &= pthread_sigqueue(t, SIGRTMIN + 2, v) == 0;
+	}
+	check(ok, "pthread_kill and pthread_sigqueue of real-time signals to a thread that blocks "
+		  "them");
 	__atomic_store_n(&go, 2, __ATOMIC_SEQ_CST);
 	pthread_join(t, &hits);
-	check((long)hits == n && my_hits == 0,
-	      "that thread ran one handler per signal once it unblocked it, the other none");
+	check((long)hits == n + (long)(n / 2) * 10000 && my_hits == 0 && my_values == 0,
+	      "that thread ran one handler per signal once it unblocked them, the values in order; "
+	      "the other none");
+	v.sival_int = 0;
+	my_order = my_values = 0;
+	pthread_sigqueue(pthread_self(), SIGRTMIN + 2, v);
+	sched_yield(); /* by its return at the latest (glibc's call may return first) */
+	check(__atomic_load_n(&my_values, __ATOMIC_SEQ_CST) == 1 && my_order == 1,
+	      "pthread_sigqueue to itself: its handler ran, with its value");
 	return fails != 0;
 }
 
