@@ -148,8 +148,8 @@ ulp_sys_handler ulp_sys_child;
 /* signals (sys_signal.c); ulp_sys_alarm is x86_64's alarm (sys_arch.h) */
 ulp_sys_handler ulp_sys_rt_sigaction, ulp_sys_rt_sigprocmask, ulp_sys_sigaltstack,
     ulp_sys_rt_sigpending, ulp_sys_rt_sigsuspend, ulp_sys_rt_sigtimedwait, ulp_sys_rt_sigqueueinfo,
-    ulp_sys_rt_tgsigqueueinfo,
-    ulp_sys_setitimer, ulp_sys_getitimer, ulp_sys_alarm, ulp_sys_timer_create, ulp_sys_timer_delete;
+    ulp_sys_rt_tgsigqueueinfo, ulp_sys_setitimer, ulp_sys_getitimer, ulp_sys_alarm,
+    ulp_sys_timer_create, ulp_sys_timer_delete;
 /* signalfd of a ULP (sigfd.c): ulp_sys_signalfd serves signalfd4 and signalfd, ulp_sys_read
  * read (a signalfd's, else ulp_sys_io_block's) */
 ulp_sys_handler ulp_sys_signalfd, ulp_sys_read;
