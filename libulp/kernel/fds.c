@@ -430,6 +430,32 @@ void ulp_fd_fifo_gate(void)
 	}
 }
 
+/* This worker's fork holds the closing flag (on) or no longer does (ulp_fd_own_use_begin). */
+static void fork_guard(int on)
+{
+	struct ulp_io_worker *iw = ulp_io_worker(ulp_worker_self());
+
+	if (iw)
+		iw->fork_guard = on;
+}
+
+int ulp_fd_own_use_begin(_Atomic int **making)
+{
+	struct ulp_fd_table *t = meeting();
+	struct ulp_io_worker *iw = t ? ulp_io_worker(ulp_worker_self()) : NULL;
+
+	*making = NULL;
+	if (!iw || iw->fork_guard)
+		return 1;
+	atomic_fetch_add(&iw->fd_making, 1); /* as ulp_fd_make_begin, without the wait */
+	if (!atomic_load(&t->closing)) {
+		*making = &iw->fd_making;
+		return 1;
+	}
+	atomic_fetch_sub(&iw->fd_making, 1);
+	return 0;
+}
+
 void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f)
 {
 	struct ulp_fd_table *t = meeting();
@@ -445,6 +471,7 @@ void ulp_fd_fork_begin(const struct ulp_cb *cb, struct ulp_fd_fork *f)
 	while (atomic_exchange(&t->closing, 1))
 		wait_closer(t);
 	f->held = 1;
+	fork_guard(1);
 	while (ulp_io_fd_makers())
 		sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 	own = owners(&t, 0);
@@ -470,8 +497,10 @@ static void fork_lower(struct ulp_fd_fork *f)
 {
 	struct ulp_fd_table *t = ulp_io_fd_table();
 
-	if (f->held && t)
+	if (f->held && t) {
+		fork_guard(0); /* a posix_spawn child's is its parent's worker's */
 		atomic_store(&t->closing, 0);
+	}
 	f->held = 0;
 }
 

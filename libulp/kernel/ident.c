@@ -36,6 +36,7 @@
  * /proc/PID/fd and process_vm_readv would not be the ULP's (MPICH over UCX then fails in
  * MPI_Init: tried). Cost: docs/syscalls.md.
  */
+#include "io.h"
 #include "pvas.h"
 #include "ulp_signal.h"
 
@@ -99,7 +100,7 @@ enum { CALL_IDLE, CALL_POSTED, CALL_TAKEN, CALL_DONE };
 #define CHLD 0xfffffffbu   /* a request's value: take chld_act (ulp_ident_chld_action) */
 #define CHLD_IGN 1u
 
-enum { PH_RUNS = 1, PH_STOPPED = 2 }; /* ph_status */
+enum { PH_RUNS = 1, PH_STOPPED = 2, PH_UNKNOWN = 3 }; /* ph_status */
 static int ph_status(int pid);
 
 /* Sized for the first region, as signal.c's tables: later ones lie where it did (trap.c). */
@@ -682,10 +683,11 @@ static int status_says(const char *s, long len, const char *name, const char *st
 
 /* What placeholder pid does, from /proc/PID/status: PH_RUNS when it runs or has a signal
  * pending (a forward or an answer to come), PH_STOPPED when stopped or dead (it answers nothing
- * now), 0 when it waits for a request with nothing pending. */
+ * now), 0 when it waits for a request with nothing pending, PH_UNKNOWN when it cannot look now. */
 static int ph_status(int pid)
 {
 	char path[64], buf[2048];
+	_Atomic int *making;
 	long fd, n;
 	int i = 0;
 
@@ -693,11 +695,17 @@ static int ph_status(int pid)
 	put_num(path, &i, pid);
 	put_str(path, &i, "/status");
 	path[i] = 0;
+	/* A maker's window: the descriptor is nobody's, at a number the ULPs use. Outside one,
+	 * another ULP's double close of that number closed it (a wrong close that ULP counted)
+	 * and this close could then close a descriptor made meanwhile: a FIFO pair beside a ULP
+	 * whose placeholder was slow counted one in 2 runs of 30 under load (until 27 Nov). */
+	if (!ulp_fd_own_use_begin(&making))
+		return PH_UNKNOWN; /* a thread of its ULP forking holds the call lock, say */
 	fd = sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
-	if (fd < 0)
-		return PH_STOPPED;
-	n = sys(SYS_read, fd, (long)buf, sizeof(buf), 0, 0, 0);
-	sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	n = fd < 0 ? -1 : sys(SYS_read, fd, (long)buf, sizeof(buf), 0, 0, 0);
+	if (fd >= 0)
+		sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	ulp_fd_make_end(making);
 	if (n <= 0 || status_says(buf, n, "State", "TtZX"))
 		return PH_STOPPED;
 	if (status_says(buf, n, "State", "R") || status_says(buf, n, "SigPnd", NULL) ||
@@ -866,7 +874,9 @@ void ulp_ident_wait_forward(const struct ulp_cb *cb, uint32_t seen)
 	int tries;
 
 	for (tries = 0; p && tries < 600 && atomic_load(&p->fwd_seq) == seen; tries++) {
-		if (tries >= 10 && ph_status(cb->pid) != PH_RUNS)
+		int st = tries >= 10 ? ph_status(cb->pid) : PH_RUNS;
+
+		if (st != PH_RUNS && st != PH_UNKNOWN)
 			break;
 		sys(SYS_futex, (long)&p->fwd_seq, FUTEX_WAIT_PRIVATE, seen, (long)&ts, 0, 0);
 	}

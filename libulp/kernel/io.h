@@ -31,6 +31,7 @@ struct ulp_io_worker {
 	 * cache line, as every maker's count is written twice per call and read only by closers */
 	_Alignas(64) _Atomic int fd_making;
 	_Atomic int sleeping;	    /* in the idle wait: the wake hook sends it ULP_SIG_WAKE */
+	int fork_guard;		    /* its fork holds the task's closing flag (fds.c) */
 	int timer;		    /* preemption timer (kernel id), -1: none */
 	struct ulp_task *tick_task; /* what ran at the last tick, and its switch count */
 	uint64_t tick_switches;
@@ -117,6 +118,12 @@ void ulp_fd_forget(struct ulp_cb *cb, long fd);
  * at work), make_end with what begin gave once its descriptors are recorded (the worker's count
  * of makers: the window never leaves its worker, as it never parks). */
 _Atomic int *ulp_fd_make_begin(void);
+/* A maker's window for a descriptor the runtime opens and closes at once for itself (ident.c's
+ * /proc reads): no close of a number nobody recorded meets it meanwhile. 1: open it now, then
+ * ulp_fd_make_end(*making); 0: not now (a closer or another worker's fork holds the closing
+ * flag, and waiting for it could wait for the caller itself: look later). While this worker's
+ * own fork holds the flag no closer runs: 1, with no window. */
+int ulp_fd_own_use_begin(_Atomic int **making);
 void ulp_fd_make_end(_Atomic int *making);
 /* A descriptor the runtime makes for a call of cb's and closes before that call returns (the
  * pidfds a wait4 parks on, the exec's directory): made as a maker (call nr, one descriptor) and

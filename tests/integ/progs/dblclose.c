@@ -23,6 +23,9 @@
  *                     descriptor is closed twice as above. Each side prints the bytes it read
  *                     (N). keep: the ends are opened without O_CLOEXEC, so that a copy a child
  *                     process kept would outlive its execve.
+ *   dblclose fork N   N rounds of fork, _exit(0) in the child, and waitpid (the ULP's
+ *                     placeholder makes the child and waits for it); prints the count of
+ *                     those that ended with 0.
  *   dblclose spawn-check N F A   N rounds of posix_spawn of `dblclose seen F A` and waitpid: each
  *                     child must have found no end of F or A (another process's, as a process's
  *                     child never holds one); prints the count of those that found none.
@@ -168,6 +171,23 @@ static int spawn_main(long n)
 	return 0;
 }
 
+static int fork_main(long n)
+{
+	long i, good = 0;
+	pid_t pid;
+	int st;
+
+	for (i = 0; i < n; i++) {
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			good++;
+	}
+	printf("dblclose fork: %ld of %ld ended with 0\n", good, n);
+	return 0;
+}
+
 /* Whether one of this process's descriptors is an end of the FIFO st names. */
 static int holds_fifo(const struct stat *fifo)
 {
@@ -228,6 +248,8 @@ int main(int argc, char **argv)
 	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "fifo"))
 		return fifo_main(atol(argv[2]), argv[3], argv[4], argv[5][0] == 'w',
 				 argc == 7 && !strcmp(argv[6], "keep"));
+	if (argc == 3 && !strcmp(argv[1], "fork"))
+		return fork_main(atol(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "spawn-check"))
 		return spawn_check_main(argv[0], atol(argv[2]), argv[3], argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "seen"))
