@@ -173,6 +173,8 @@ void ulp_fd_fifo_gate(void);
  * child at its copy, made whole: fork_hold(1) before the clone keeps them from changing during
  * it (the parked calls' lock), fork_hold(0) after it, in the parent and in the child. */
 int ulp_io_fifo_opening(int pvid, uint64_t dev, uint64_t ino);
+/* hold: 1 by a thread of the task, a pid (> 1) by that ULP's placeholder (whoever waits for
+ * the lock takes it over if the placeholder ends holding it: io_ring.c), 0 release. */
 void ulp_io_fork_hold(int hold);
 /* The ULP (pvid + 1) that made fd, 0: none recorded. */
 int ulp_fd_owner(long fd);

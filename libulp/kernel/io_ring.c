@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/io_uring.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
@@ -44,7 +45,7 @@ struct ulp_io {
 	int fd; /* -1: no ring (io_uring refused); the per-worker states still serve preemption */
 	int tgid;
 	struct ulp_runtime *rt;
-	uint32_t sq_lock, cq_lock;
+	uint32_t sq_lock, cq_lock; /* cq_lock: 1 held, or the pid of the placeholder holding it */
 	unsigned *sq_head, *sq_tail, *sq_mask, *sq_array, *sq_flags;
 	struct io_uring_sqe *sqes;
 	unsigned *cq_head, *cq_tail, *cq_mask;
@@ -343,6 +344,66 @@ static void prep_op(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_
 	sqe_push(io);
 }
 
+/*
+ * cq_lock is held by a ULP's placeholder across the clone it makes for the ULP's fork
+ * (ulp_io_fork_hold), and a placeholder can be killed there: by the new child itself (a `kill
+ * -KILL $PPID` in the child can run before the placeholder is scheduled again, on a loaded
+ * machine) or by a SIGKILL to the ULP's pid. The lock was then held for ever and every worker of
+ * the task, and the next placeholder to fork, spun (process.sh's `kill -9 $PPID` case with -w 2
+ * hung 2 runs in 15, and once in CI, 27 Nov). So a placeholder holds the lock with its pid as
+ * the lock's value, and whoever spins on a lock held so looks now and then whether that process
+ * has ended (a pidfd that polls readable: a zombie; or no such process, reaped already), and
+ * then takes the lock over. The placeholder changes nothing under it: it only keeps the parked
+ * calls from changing during the clone. 1: the caller holds the lock now.
+ */
+static int holder_gone(struct ulp_io *io)
+{
+	uint32_t pid = __atomic_load_n(&io->cq_lock, __ATOMIC_RELAXED);
+	struct pollfd p;
+	long fd, r = 0;
+
+	if (pid <= 1)
+		return 0;
+	fd = sys(SYS_pidfd_open, pid, 0, 0, 0, 0, 0);
+	if (fd >= 0) {
+		p.fd = (int)fd;
+		p.events = POLLIN;
+		p.revents = 0;
+		r = sys(SYS_poll, (long)&p, 1, 0, 0, 0, 0);
+		sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	}
+	if (fd != -ESRCH && r <= 0)
+		return 0; /* alive, or the look failed: again later */
+	return __atomic_compare_exchange_n(&io->cq_lock, &pid, 1, 0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+/* Take cq_lock with the value v: 1, or a placeholder's pid. */
+static void lock_cq_as(struct ulp_io *io, uint32_t v)
+{
+	unsigned n = 0;
+	uint32_t free;
+
+	for (;;) {
+		free = 0;
+		if (!__atomic_load_n(&io->cq_lock, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&io->cq_lock, &free, v, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+		if (++n % 1024 == 0 && holder_gone(io)) {
+			if (v != 1) /* taken over as 1: now as this placeholder's */
+				__atomic_store_n(&io->cq_lock, v, __ATOMIC_RELAXED);
+			return;
+		}
+		ulp_arch_relax();
+	}
+}
+
+static void lock_cq(struct ulp_io *io)
+{
+	lock_cq_as(io, 1);
+}
+
 /* Runs on the next task's stack once the parked task is saved. */
 static void park_after(void *argv)
 {
@@ -353,7 +414,7 @@ static void park_after(void *argv)
 	unsigned n = 0;
 	int i;
 
-	ulp_spin_lock(&io->cq_lock);
+	lock_cq(io);
 	wt->next = io->waiters;
 	wt->prev = NULL;
 	if (io->waiters)
@@ -570,7 +631,7 @@ static void reap(struct ulp_io *io)
 {
 	unsigned head, tail;
 
-	if (!ulp_spin_trylock(&io->cq_lock))
+	if (!ulp_spin_trylock(&io->cq_lock) && !holder_gone(io))
 		return; /* another worker is at it */
 	if (atomic_exchange(&io->kick, 0))
 		kick_waiters(io);
@@ -616,7 +677,7 @@ int ulp_io_fifo_opening(int pvid, uint64_t dev, uint64_t ino)
 
 	if (!io || !atomic_load(&io->opens))
 		return 0;
-	ulp_spin_lock(&io->cq_lock);
+	lock_cq(io);
 	for (wt = io->waiters; wt && !found; wt = wt->next)
 		found = wt->open_inflight && wt->pvid != pvid && wt->open_dev == dev &&
 			wt->open_ino == ino;
@@ -651,7 +712,7 @@ void ulp_io_fork_hold(int hold)
 	if (!io)
 		return;
 	if (hold)
-		ulp_spin_lock(&io->cq_lock);
+		lock_cq_as(io, (uint32_t)hold);
 	else
 		ulp_spin_unlock(&io->cq_lock);
 }

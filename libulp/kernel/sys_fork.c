@@ -591,7 +591,9 @@ static long ph_clone_fn(void *arg)
 	ulp_arch_self_set((void *)c->gs);
 	ulp_arch_tls_set(c->fs);
 	raw(SYS_umask, c->umask, 0, 0, 0, 0, 0);
-	ulp_io_fork_hold(1); /* do_fork: the child's copy of the parked calls is whole */
+	/* do_fork: the child's copy of the parked calls is whole; held as this placeholder's, which
+	 * the child may kill before it lets go (io_ring.c, holder_gone) */
+	ulp_io_fork_hold((int)raw(SYS_getpid, 0, 0, 0, 0, 0, 0));
 	pid = raw(SYS_clone, (long)c->flags, 0, c->ptid, c->ctid, 0, 0);
 	if (pid == 0)
 		ulp_arch_jmp_resume(&c->j, 1);

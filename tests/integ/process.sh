@@ -169,6 +169,20 @@ for w in 1 2; do
 	else no "kill -KILL \$PPID in a ULP's child kills that ULP only, as a process's parent (-w $w)"; fi
 done
 
+# The same kill while the placeholder is still in the clone that made the child: strace holds
+# every clone's return 0.3 s, so the child's kill reaches the placeholder there, holding the
+# task's parked-call lock across its clone. Before 27 Nov that lock stayed held for ever: rank 1's
+# fork and the workers spun, and the job hung (2 runs in 15 without strace on a loaded machine;
+# every run with it).
+if ! command -v strace >/dev/null || ! strace -f -qq -o /dev/null true 2>/dev/null; then
+	skip "kill -KILL \$PPID of a placeholder inside its clone: no strace, or no ptrace here"
+elif TEST_TIMEOUT=90 expect "kill -9 \$PPID in the clone" 137 strace -f -qq -o /dev/null \
+	-e trace=clone -e inject=clone:delay_exit=300000 $X -n 2 -w 2 /bin/bash "$T/kill9.sh" &&
+	[ "$(lines 'rank 1 alive')" = 1 ] && [ "$(lines 'rank 0 after')" = 0 ] &&
+	grep -q 'rank 0 .*killed by SIGKILL' "$T/out"; then
+	ok "kill -KILL \$PPID of a placeholder inside its clone kills that ULP only, the job goes on"
+else no "kill -KILL \$PPID of a placeholder inside its clone kills that ULP only, the job goes on"; fi
+
 # PR_SET_PDEATHSIG (prctl 157, option 1) of a ULP's child fires when the ULP ends, while its
 # task lives on (the other rank sleeps).
 cat >"$T/pdeath.sh" <<'EOF'
