@@ -23,7 +23,7 @@ KMOD_BACKEND_DATA := $(O)/tests/pvas/test_pvas_api $(O)/bin/ulpspawn $(O)/tests/
 	$(O)/tests/integ/execs $(O)/tests/integ/execs_dyn /bin/dash /usr/bin/sha256sum
 
 check-kmod: $(filter $(O)/%,$(KMOD_BACKEND_DATA))
-	$(Q)ULP_TEST_TIMEOUT=900 VMTEST_EXTRA=tests/kmod/ulp_backend.sh \
+	$(Q)ULP_TEST_TIMEOUT=1200 VMTEST_EXTRA=tests/kmod/ulp_backend.sh \
 		VMTEST_EXTRA_DATA="$(KMOD_BACKEND_DATA)" \
 		$(RUN_TEST) kmod-vm sh tests/kmod/run.sh $(KMOD_OUT)
 

@@ -24,7 +24,7 @@ else
 	/t/pvas_vmtest -d /t -s "${vmtest_scale:-1}" $(echo "${vmtest_only:-}" | tr , ' ') || rc=1
 	for x in /t/extra/*; do
 		[ -e "$x" ] || continue
-		if timeout 300 "$x"; then
+		if timeout 600 "$x"; then
 			echo "PASS: extra/${x##*/}"
 		else
 			echo "FAIL: extra/${x##*/}"

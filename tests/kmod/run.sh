@@ -9,7 +9,7 @@
 # Usage: tests/kmod/run.sh [OUTDIR]      (default build-kmod/)
 # Env:   KVER (default: newest kernel with both image and headers),
 #        VMTEST_SCALE (divide loop counts), VMTEST_ONLY (comma-separated
-#        test names), VM_TIMEOUT (seconds, default 400),
+#        test names), VM_TIMEOUT (seconds, default 700),
 #        VMTEST_EXTRA (more test programs or scripts, space-separated: copied
 #        to /t/extra/ with their shared libraries and run in the guest after
 #        the module tests, with /dev/pvas loaded; each must exit 0),
@@ -91,7 +91,7 @@ log=$out/vm.log
 echo "run.sh: booting (log: $log)"
 start=$(date +%s)
 set +e
-timeout -k 5 "${VM_TIMEOUT:-400}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1G \
+timeout -k 5 "${VM_TIMEOUT:-700}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1G \
 	-nographic -no-reboot -kernel "/boot/vmlinuz-$KVER" -initrd "$out/initramfs.gz" \
 	-append "console=ttyS0 panic=-1 quiet slub_debug=FZPU vmtest_scale=${VMTEST_SCALE:-1} vmtest_only=${VMTEST_ONLY:-}" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null >"$log" 2>&1

@@ -16,11 +16,14 @@ for t in create_destroy_and_bad_descriptors bad_pvid_and_busy_partition_are_refu
 	pvas_kill_from_a_handler_while_task_wait_blocks_ends_the_task \
 	event_fd_is_readable_when_a_ulp_ends_or_its_task_dies \
 	thousand_ulps_over_four_tasks_end_with_their_statuses; do
+	t0=$(cut -d. -f1 /proc/uptime)
 	if ! ULP_TEST_FILTER=$t ULP_TEST_PROGS=$D timeout 300 $D/test_pvas_api >/tmp/api.log 2>&1 ||
 		! grep -q "PASSED.*1 test" /tmp/api.log; then
 		tail -n 30 /tmp/api.log
 		api_ok=0
 	fi
+	# each case's time, so that a slow or hung one is named in the log
+	echo "# $t: $(($(cut -d. -f1 /proc/uptime) - t0)) s"
 done
 if [ $api_ok = 1 ]; then
 	ok "pvas_* API tests on the kmod backend (9 cases)"
