@@ -128,6 +128,22 @@ run-bench-threads: $(O)/bench/threads_guest $(O)/bench/create $(O)/bin/ulpexec
 BENCH_TARGETS += run-bench-threads
 endif
 
+# Signals a program sends itself, with a handler, as a process and as a ULP (bench/sig.sh).
+ifeq ($(ARCH),x86_64)
+$(O)/bench/sig_guest: bench/sig_guest.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -O2 -g $(WARN) -fPIE -pie -o $@ $<
+ALL_TARGETS += $(O)/bench/sig_guest
+
+.PHONY: run-bench-sig
+run-bench-sig: $(O)/bench/sig_guest $(O)/bin/ulpexec
+	$(Q)echo "== bench/sig.sh"
+	$(Q)sh bench/sig.sh $(O) | tee $(O)/bench/sig.out
+	$(Q)grep '^BENCH ' $(O)/bench/sig.out >> $(O)/bench/results.txt || true
+BENCH_TARGETS += run-bench-sig
+endif
+
 # Blocking calls parked on io_uring, preemption (bench/io.sh; issue 13).
 ifeq ($(ARCH),x86_64)
 .PHONY: run-bench-io
