@@ -176,6 +176,9 @@ int ulp_io_fifo_opening(int pvid, uint64_t dev, uint64_t ino);
 /* hold: 1 by a thread of the task, a pid (> 1) by that ULP's placeholder (whoever waits for
  * the lock takes it over if the placeholder ends holding it: io_ring.c), 0 release. */
 void ulp_io_fork_hold(int hold);
+/* revents of fd for ev without waiting, a zero-timeout poll asked again when a signal to the
+ * worker interrupts it (EINTR); negative: the error of poll itself (io_calls.c). */
+long ulp_io_poll0(int fd, short ev);
 /* The ULP (pvid + 1) that made fd, 0: none recorded. */
 int ulp_fd_owner(long fd);
 /* The table's word for fd, owner and notes (0: nothing kept: 0-2, nobody's, no table); a note

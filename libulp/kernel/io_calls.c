@@ -71,8 +71,7 @@ static int fd_nonblock(int fd)
 	return fl >= 0 && (fl & O_NONBLOCK);
 }
 
-/* revents of fd for ev without waiting (negative: the error of poll itself). */
-static long poll0(int fd, short ev)
+long ulp_io_poll0(int fd, short ev)
 {
 	struct pollfd p = {fd, ev, 0};
 	long r = sys_nowait(SYS_poll, (long)&p, 1, 0, 0, 0, 0);
@@ -121,7 +120,7 @@ static long park_fd(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb
 			ulp_tg_deliver(cb, NULL);
 			ulp_sig_deliver(cb, NULL);
 			ulp_io_wait_init(io, wt, cb, 1);
-			if (poll0(fd, (short)ev) != 0)
+			if (ulp_io_poll0(fd, (short)ev) != 0)
 				return 0;
 			continue;
 		}
@@ -489,7 +488,7 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 				ulp_fd_note(c->fd, &word, ULP_FD_NO_NOWAIT);
 			no_sock |= rw && nowait && ulp_io_sock_rwf_nowait;
 			nowait = 0;
-			r = poll0(c->fd, (short)ev) != 0 ? rw_native(c, whole) : -EAGAIN;
+			r = ulp_io_poll0(c->fd, (short)ev) != 0 ? rw_native(c, whole) : -EAGAIN;
 		}
 		if (r > 0 && whole) {
 			done += r;
@@ -506,7 +505,7 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 		 * driver's spurious EAGAIN. The call is made for real, once, also on an O_NONBLOCK
 		 * descriptor: O_NONBLOCK means nothing to a regular file, whose read waits for the
 		 * disk in a process too (a page-cache miss gave EAGAIN to a ULP before). */
-		if (nowait && !was_native && poll0(c->fd, (short)ev) != 0) {
+		if (nowait && !was_native && ulp_io_poll0(c->fd, (short)ev) != 0) {
 			native = 1;
 			continue;
 		}
@@ -610,7 +609,7 @@ static long do_ring_op(struct ulp_cb *cb, long nr, long *a)
 		long long deadline = -1;
 
 		for (;;) {
-			r = poll0((int)a[0], POLLIN);
+			r = ulp_io_poll0((int)a[0], POLLIN);
 			if (r != 0)
 				return accept_now(cb, nr, a);
 			if (deadline < 0)

@@ -359,17 +359,13 @@ static void prep_op(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_
 static int holder_gone(struct ulp_io *io)
 {
 	uint32_t pid = __atomic_load_n(&io->cq_lock, __ATOMIC_RELAXED);
-	struct pollfd p;
 	long fd, r = 0;
 
 	if (pid <= 1)
 		return 0;
 	fd = sys(SYS_pidfd_open, pid, 0, 0, 0, 0, 0);
 	if (fd >= 0) {
-		p.fd = (int)fd;
-		p.events = POLLIN;
-		p.revents = 0;
-		r = sys(SYS_poll, (long)&p, 1, 0, 0, 0, 0);
+		r = ulp_io_poll0((int)fd, POLLIN);
 		sys(SYS_close, fd, 0, 0, 0, 0, 0);
 	}
 	if (fd != -ESRCH && r <= 0)

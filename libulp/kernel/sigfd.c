@@ -115,19 +115,15 @@ static void sync_ready(struct ulp_cb *cb, const struct sigfd *f)
 {
 	uint64_t v;
 	struct iovec iov = {&v, sizeof(v)};
-	struct pollfd p = {f->fd, POLLIN, 0};
 	long r;
 
 	/* without waiting, whether or not the program made it non-blocking; a kernel whose
-	 * eventfd refuses RWF_NOWAIT: read once a zero-timeout poll says there is a count (asked
-	 * again when a signal to the worker interrupts it: the poll fails with EINTR then, which
-	 * left the count, so the descriptor readable with no signal pending) */
-	if (sys(SYS_preadv2, f->fd, (long)&iov, 1, -1, 0, RWF_NOWAIT) == -EOPNOTSUPP) {
-		while ((r = sys(SYS_poll, (long)&p, 1, 0, 0, 0, 0)) == -EINTR)
-			;
-		if (r == 1 && (p.revents & POLLIN))
-			sys(SYS_read, f->fd, (long)&v, sizeof(v), 0, 0, 0);
-	}
+	 * eventfd refuses RWF_NOWAIT: read once a zero-timeout poll says there is a count (one a
+	 * signal to the worker interrupted left the count, so the descriptor readable with no
+	 * signal pending: ulp_io_poll0 asks again) */
+	if (sys(SYS_preadv2, f->fd, (long)&iov, 1, -1, 0, RWF_NOWAIT) == -EOPNOTSUPP &&
+	    (r = ulp_io_poll0(f->fd, POLLIN)) > 0 && (r & POLLIN))
+		sys(SYS_read, f->fd, (long)&v, sizeof(v), 0, 0, 0);
 	if (ulp_sig_pending(cb) & atomic_load(&f->mask)) {
 		v = 1;
 		sys(SYS_write, f->fd, (long)&v, sizeof(v), 0, 0, 0);

@@ -757,10 +757,6 @@ long ulp_sys_fork(struct ulp_cb *cb, struct ulp_sys *s)
  */
 static int program_ended(long fd, long pid)
 {
-	struct {
-		int fd;
-		short events, revents;
-	} pf = {(int)fd, 1 /* POLLIN */, 0};
 	siginfo_t si;
 	long r;
 
@@ -772,10 +768,8 @@ static int program_ended(long fd, long pid)
 		while (r == -EINTR);
 		return r < 0 || si.si_pid != 0;
 	}
-	do
-		r = raw(SYS_poll, (long)&pf, 1, 0, 0, 0, 0);
-	while (r == -EINTR);
-	return r != 0; /* readable, or a poll that fails for good: wait4 tells */
+	/* readable, or a poll that fails for good: wait4 tells */
+	return ulp_io_poll0((int)fd, 1 /* POLLIN */) != 0;
 }
 
 /*
