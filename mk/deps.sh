@@ -9,7 +9,7 @@ for what in "${@:-build}"; do
 	build) ;;
 	check) want="$want libcmocka-dev g++ gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
 		gcc-sparc64-linux-gnu libc6-dev-sparc64-cross qemu-user-static libboost-context-dev \
-		mpich libmpich-dev netpipe-mpich2 cppcheck clang-format time xz-utils zstd procps git sqlite3 openssl strace" ;;
+		mpich libmpich-dev netpipe-mpich2 cppcheck clang-format time xz-utils zstd procps git sqlite3 openssl strace gdb" ;;
 	demo) want="$want libcmocka-dev mpich libmpich-dev" ;; # make all builds the unit tests too
 	bench) want="$want libboost-context-dev g++ mpich libmpich-dev openmpi-bin libopenmpi-dev gnuplot-nox valgrind" ;;
 	kmod) want="$want linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod" ;;

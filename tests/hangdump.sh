@@ -4,8 +4,12 @@
 # where readable; each process's pending, blocked and caught signals and descriptors, its
 # io_urings' heads, tails and armed polls (a parked call's request) and whom its pidfds name; each
 # ulpexec/ulpspawn job's ranks as `ulps` (beside the launcher's binary) lists them (state, blocked
-# in which call). Lines start with "# ". Usage: tests/hangdump.sh PID [WHY]
+# in which call); then, within HANGDUMP_SECONDS (default 15) of its start, each process's
+# user-space stacks, every thread (gdb; processes with a running thread first; not shells;
+# skipped, said so, when gdb is absent or the time is spent). Lines start with "# ".
+# Usage: tests/hangdump.sh PID [WHY]
 root=$1
+start=$(date +%s)
 echo "# hang: ${2:-process $root still running}; $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
 # PID and its descendants, parents first; not this script, nor the watch that runs it (lib.sh)
 pids=$(ps -e -o pid=,ppid= | awk -v root="$root" -v me=$$ -v watch=$PPID '
@@ -74,4 +78,30 @@ for p in $pids; do
 	esac
 done
 [ -n "$launchers" ] && [ -n "$u" ] && timeout 10 "$u" $launchers 2>&1 | sed 's/^/#   /'
+# User-space stacks: where a thread that spins (state R, no system call) is, the kernel's view
+# cannot tell. gdb stops a process while it reads it, and a process can have hundreds of threads:
+# a few seconds and 80 lines each, spinning processes first, all within HANGDUMP_SECONDS, so the
+# dump ends before the test's limit (run-one.sh dumps 20 s before it, lib.sh 30 s).
+if ! command -v gdb >/dev/null 2>&1; then
+	echo "# user stacks: skipped (no gdb)"
+	exit 0
+fi
+running() { grep -l '^State:.R' $(for p in "$@"; do echo "/proc/$p/task/*/status"; done) 2>/dev/null |
+	sed 's|/proc/\([0-9]*\)/.*|\1|' | uniq; }
+spin=$(running $pids)
+for p in $spin $(echo " $pids " | tr ' ' '\n' | grep -vxF "$(echo $spin | tr ' ' '\n')"); do
+	# a shell's or timeout's place the kernel's view above already tells
+	case $(cat "/proc/$p/comm" 2>/dev/null) in
+	'' | sh | dash | bash | timeout | sleep) continue ;;
+	esac
+	left=$((start + ${HANGDUMP_SECONDS:-15} - $(date +%s)))
+	if [ $left -lt 2 ]; then
+		echo "# user stacks of pid $p and after: skipped (HANGDUMP_SECONDS spent)"
+		break
+	fi
+	echo "# user stacks of pid $p ($(cat /proc/$p/comm 2>/dev/null)):"
+	timeout -k 1 $((left < 6 ? left : 6)) gdb -nx -batch -p "$p" -iex 'set debuginfod enabled off' \
+		-ex 'set print frame-arguments none' -ex 'thread apply all bt 12' </dev/null 2>&1 |
+		grep -E '^(Thread |#)' | head -n 80 | sed 's/^/#   /'
+done
 exit 0

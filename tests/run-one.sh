@@ -12,15 +12,16 @@ log="$results/$name.log"
 limit=${ULP_TEST_TIMEOUT:-300}
 at=$((limit > 60 ? limit - 20 : limit * 2 / 3))
 # 20 s before the limit (at two thirds of a short one), what the test's processes do goes into its
-# log (tests/hangdump.sh): the case that hung and where it waits. The log is opened for appending,
-# so that the test's own writes do not overwrite the dump.
+# log (tests/hangdump.sh, within 3/4 of the time left): the case that hung and where it waits.
+# The log is opened for appending, so that the test's own writes do not overwrite the dump.
 : >"$log"
 (
 	trap 'kill $s 2>/dev/null; exit 0' TERM
 	sleep $at &
 	s=$!
 	wait $s
-	sh "$(cd "$(dirname "$0")" && pwd)/hangdump.sh" $$ "$name: still running after $at s of $limit" >>"$log" 2>&1
+	HANGDUMP_SECONDS=$(((limit - at) * 3 / 4)) \
+		sh "$(cd "$(dirname "$0")" && pwd)/hangdump.sh" $$ "$name: still running after $at s of $limit" >>"$log" 2>&1
 ) &
 watch=$!
 timeout -k 5 "$limit" "$@" >>"$log" 2>&1
