@@ -121,20 +121,30 @@ int ulp_arch_fast_walk(uintptr_t lo, uintptr_t hi, const uintptr_t *want, unsign
  * is rewritten). The hook is the kernel layer's: given the context of the loop (its pc, the
  * instruction the trampoline is about to replay), it lets others run and delivers what is due to
  * the thread, as a tick would; registers it changes in the context are the loop's afterwards.
+ * probe, regs: the loop's probe and the thread's registers for it (ulp_arch_spin_probe), valid
+ * while the thread is in the hook; probe 0: the loop has none.
  */
-typedef void (*ulp_arch_spin_hook)(void *uc);
+typedef void (*ulp_arch_spin_hook)(void *uc, uintptr_t probe, void *regs);
 /* 0, or -ENOTSUP (after ulp_arch_fast_init, which must have succeeded). */
 int ulp_arch_spin_init(ulp_arch_spin_hook hook);
 /* Rewrite the wait loop around pc (lo, hi: the partition holding it) so that each iteration calls
  * the hook, through the trampoline written at slot (as for ulp_arch_fast_patch). No other thread
  * of the ULP may run on another CPU meanwhile; alone: the ULP has no other thread at all (any
  * instruction of the loop may be rewritten, not only one that one atomic store can change).
- * 0, or -errno: -ENOENT no loop around pc, -EILSEQ not a wait loop, -ENOSPC no instruction to
- * rewrite, -EAGAIN not while the thread is stopped where pc is; the loop was left as it was, and
- * [refuse[0], refuse[1]) is the code found to hold no loop to rewrite (the loop, the function
- * when no short loop is around pc; else unchanged). */
-int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone,
-			uintptr_t refuse[2]);
+ * spare: the next slot (writable too), or 0: where the loop's probe goes, if it gets one.
+ * 0 (the slot used), 1 (both: a probe), or -errno: -ENOENT no loop around pc, -EILSEQ not a wait
+ * loop, -ENOSPC no instruction to rewrite, -EAGAIN not while the thread is stopped where pc is;
+ * the loop was left as it was, and [refuse[0], refuse[1]) is the code found to hold no loop to
+ * rewrite (the loop, the function when no short loop is around pc; else unchanged). */
+int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t spare,
+			int alone, uintptr_t refuse[2]);
+/* Run the probe of a waiting thread's loop with its registers (the hook's probe and regs, while
+ * that thread is switched out in the hook): 1 when one iteration from the loop's head leaves the
+ * loop, or faults (ulp_arch_spin_probe_fault), 0 when it goes round. Reads memory only. */
+int ulp_arch_spin_probe(uintptr_t probe, void *regs);
+/* From a fault handler: the fault is in the probe now running on this thread (probe), and uc
+ * returns from it with 1 (the thread runs and meets the fault itself). 1 if so, else 0. */
+int ulp_arch_spin_probe_fault(uintptr_t probe, void *uc);
 
 /* clang-format off */
 /*

@@ -196,7 +196,7 @@ void ulp_fast_exec(struct ulp_cb *cb)
 
 static int rewrite(struct ulp_cb *cb, struct fast_area *a, uintptr_t pc, ulp_fast_patch_fn patch)
 {
-	uintptr_t slot, page, refuse[2] = {pc, pc + 1};
+	uintptr_t slot, spare, page, len, refuse[2] = {pc, pc + 1};
 	unsigned i;
 	int rc;
 
@@ -206,19 +206,21 @@ static int rewrite(struct ulp_cb *cb, struct fast_area *a, uintptr_t pc, ulp_fas
 		if (pc >= a->refused[i].lo && pc < a->refused[i].hi)
 			return -EALREADY;
 	slot = (uintptr_t)a + FAST_PAGE + (uintptr_t)a->used * ULP_FAST_SLOT;
+	spare = a->used + 1 < FAST_NSLOTS ? slot + ULP_FAST_SLOT : 0;
 	page = slot & ~(uintptr_t)(FAST_PAGE - 1);
+	len = ((spare ? spare : slot) | (FAST_PAGE - 1)) + 1 - page; /* one page, or two */
 	/* executable throughout: the page's other trampolines may be running (a thread of the ULP
 	 * that the scheduler just switched out stopped in one) */
-	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_WRITE | PROT_EXEC, 0,
+	ulp_arch_syscall(SYS_mprotect, (long)page, (long)len, PROT_READ | PROT_WRITE | PROT_EXEC, 0,
 			 0, 0);
-	rc = patch(pc, cb->part_lo + ULP_CB_SIZE, cb->part_hi, slot, refuse);
-	ulp_arch_syscall(SYS_mprotect, (long)page, FAST_PAGE, PROT_READ | PROT_EXEC, 0, 0, 0);
-	if (rc && rc != -EAGAIN) { /* the oldest refusal makes room: it is only tried again */
+	rc = patch(pc, cb->part_lo + ULP_CB_SIZE, cb->part_hi, slot, spare, refuse);
+	ulp_arch_syscall(SYS_mprotect, (long)page, (long)len, PROT_READ | PROT_EXEC, 0, 0, 0);
+	if (rc < 0 && rc != -EAGAIN) { /* the oldest refusal makes room: it is only tried again */
 		i = a->nrefused++ % FAST_NREFUSED;
 		a->refused[i].lo = refuse[0];
 		a->refused[i].hi = refuse[1];
-	} else if (!rc) {
-		a->used++;
+	} else if (rc >= 0) {
+		a->used += 1 + (unsigned)rc;
 	}
 	return rc;
 }
@@ -237,12 +239,14 @@ int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch)
 }
 
 /* The ULP has one thread: the one in the trap handler. */
-static int patch_alone(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
+static int patch_alone(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t spare,
+		       uintptr_t *refuse)
 {
 	return ulp_arch_fast_patch(pc, lo, hi, slot, 1);
 }
 
-static int patch_shared(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
+static int patch_shared(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t spare,
+			uintptr_t *refuse)
 {
 	return ulp_arch_fast_patch(pc, lo, hi, slot, 0);
 }

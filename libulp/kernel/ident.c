@@ -448,7 +448,7 @@ static void ident_handler(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	/* The ULP running here was interrupted in its own code: its actions now, as the relay. */
-	if (cur && pc >= cur->part_lo && pc < cur->part_hi)
+	if (cur && pc >= cur->part_lo && pc < cur->part_hi && !ulp_spin_probing())
 		ulp_sig_deliver(cur, uc);
 }
 

@@ -166,7 +166,9 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	t = w->cur;
 	pc = ulp_arch_trap_pc(ucv);
 	account(w, t, pc >= region_lo && pc < region_hi);
-	if (!t || !t->owner || pc < region_lo || pc >= region_hi)
+	/* a waiting thread's probe (spinyield.c) runs the scheduler's work, not t's code */
+	if (!t || !t->owner || pc < region_lo || pc >= region_hi ||
+	    __atomic_load_n(&w->probing, __ATOMIC_RELAXED))
 		return;
 	ulp_io_poll(w);
 	/* A thread of a dying ULP that spins without system calls (MPI progress loops) ends

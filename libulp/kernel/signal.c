@@ -393,8 +393,9 @@ static void relay(int sig, siginfo_t *si, void *uc)
 	if (cur && (si->si_code == SI_KERNEL || (si->si_code == SI_USER && si->si_pid == self))) {
 		ulp_sig_post(cur->pvid, sig, si->si_code, si->si_pid, (int)si->si_uid, 0);
 		/* Its own code was interrupted: run the action now, as the kernel would. Inside
-		 * the runtime (a trap in progress), the trap's end does it. */
-		if (pc >= cur->part_lo && pc < cur->part_hi)
+		 * the runtime (a trap in progress, a waiting thread's probe), the trap's end does
+		 * it. */
+		if (pc >= cur->part_lo && pc < cur->part_hi && !ulp_spin_probing())
 			ulp_sig_deliver(cur, uc);
 		return;
 	}
@@ -620,15 +621,21 @@ int ulp_sig_deliver(struct ulp_cb *cb, void *uc)
 	return run_pending(cb, uc, 0);
 }
 
-int ulp_sig_due(struct ulp_cb *cb)
+int ulp_sig_due_task(struct ulp_cb *cb, struct ulp_task *t)
 {
 	struct sigrec *r = rec_of(cb->pvid);
-	struct ulp_uthread *u = ulp_tg_current(cb);
+	struct ulp_uthread *u = ulp_tg_thread_of(cb, t);
 	unsigned long pend = r ? atomic_load(&r->pend) : 0;
+	const unsigned long *mask = u && u != &cb->tg->leader ? &u->sigmask : &cb->sig.mask;
 
 	if (u)
 		pend |= atomic_load(&u->sigpending);
-	return (pend & ~*ulp_sig_mask(cb)) != 0;
+	return (pend & ~*mask) != 0;
+}
+
+int ulp_sig_due(struct ulp_cb *cb)
+{
+	return ulp_sig_due_task(cb, ulp_cur_task());
 }
 
 int ulp_sig_would_interrupt(int pvid)

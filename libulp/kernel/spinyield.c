@@ -30,8 +30,14 @@
 
 /* 1: loops are rewritten. Set once, before any ULP runs. */
 static int spin_on;
-/* Loops rewritten, all ULPs of all tasks (they share this address space). */
-static _Atomic unsigned long spin_rewritten;
+/* 1: waiting threads' loops get probes (ULP_SPINPROBE, not 0). Set once, with spin_on. */
+static int spin_probe_on;
+/* ULP_SPINYIELD_STATS=1: the counts below are kept and printed at the launcher's exit. */
+static int spin_stats;
+/* Loops rewritten, all ULPs of all tasks (they share this address space); those with a probe;
+ * probes that found the loop still waiting (no switch) or ending. */
+static _Atomic unsigned long spin_rewritten, spin_with_probe, spin_probed_waiting,
+    spin_probed_ready;
 
 /*
  * From a rewritten loop, each iteration: the thread's turn goes to the next ready task of its
@@ -48,17 +54,53 @@ static _Atomic unsigned long spin_rewritten;
  */
 /* glibc's SIGCANCEL (its first real-time signal, which it keeps from programs). */
 #define SIGCANCEL 32
-static void spin_hook(void *uc)
+
+/*
+ * The probe of a waiting thread t (ulp_task_yield_wait, on another task's stack): 1 when t must
+ * run, because its loop would end (ulp_arch_spin_probe) or because it has to take a signal or end
+ * with its ULP, 0 when it would only find its memory unchanged. While the probe runs, this thread's
+ * ticks and faults know it for runtime code (worker->probing).
+ */
+static int spin_ready(struct ulp_task *t)
+{
+	struct ulp_cb *cb = t->owner;
+	struct ulp_worker *w = ulp_worker_self();
+	int r;
+
+	if (!cb || (cb->tg && cb->tg->dying) || ulp_sig_due_task(cb, t))
+		return 1;
+	__atomic_store_n(&w->probing, t->probe_code, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r = ulp_arch_spin_probe(t->probe_code, t->probe_regs);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->probing, 0, __ATOMIC_RELAXED);
+	if (spin_stats)
+		atomic_fetch_add(r ? &spin_probed_ready : &spin_probed_waiting, 1);
+	return r;
+}
+
+static void spin_hook(void *uc, uintptr_t probe, void *regs)
 {
 	struct ulp_cb *cb = ulp_current_cb();
 	struct ulp_worker *w;
+	struct ulp_task *self;
 
 	if (!cb || cb->magic != ULP_CB_MAGIC || ulp_sys_in_child())
 		return; /* a fork child of the ULP: a process of its own, alone in it */
 	w = ulp_worker_self();
+	self = w->cur;
 	ulp_io_poll(w); /* completions make parked ULPs ready */
-	if (ulp_worker_has_ready(w))
-		ulp_task_yield(w->cur);
+	if (ulp_worker_has_ready(w)) {
+		if (probe && spin_probe_on) {
+			self->probe_code = probe;
+			self->probe_regs = regs;
+			self->probe = spin_ready;
+			ulp_task_yield_wait(self);
+			self->probe = NULL;
+		} else {
+			ulp_task_yield(self);
+		}
+	}
 	if (!cb->tg || cb->tg->nlive <= 1 || !(ulp_sig_pending(cb) & ULP_SIG_BIT(SIGCANCEL))) {
 		ulp_tg_kick(cb, uc);
 		ulp_sig_deliver(cb, uc);
@@ -67,38 +109,63 @@ static void spin_hook(void *uc)
 	}
 }
 
+int ulp_spin_probe_fault(void *uc)
+{
+	struct ulp_worker *w = ulp_worker_self();
+	uintptr_t probe = w ? __atomic_load_n(&w->probing, __ATOMIC_RELAXED) : 0;
+
+	return probe && ulp_arch_spin_probe_fault(probe, uc);
+}
+
+int ulp_spin_probing(void)
+{
+	struct ulp_worker *w = ulp_worker_self();
+
+	return w && __atomic_load_n(&w->probing, __ATOMIC_RELAXED) != 0;
+}
+
 static void print_stats(void)
 {
-	fprintf(stderr, "libulp: %lu spin loops rewritten\n", atomic_load(&spin_rewritten));
+	fprintf(stderr,
+		"libulp: %lu spin loops rewritten (%lu with a probe), %lu waits passed over, "
+		"%lu probes found the loop ending\n",
+		atomic_load(&spin_rewritten), atomic_load(&spin_with_probe),
+		atomic_load(&spin_probed_waiting), atomic_load(&spin_probed_ready));
 }
 
 void ulp_spin_init(void)
 {
 	const char *e = getenv("ULP_SPINYIELD"), *st = getenv("ULP_SPINYIELD_STATS");
+	const char *pr = getenv("ULP_SPINPROBE");
 	static int stats_armed;
 
 	spin_on = !(e && !strcmp(e, "0")) && ulp_fast_on() && ulp_arch_spin_init(spin_hook) == 0;
+	spin_probe_on = spin_on && !(pr && !strcmp(pr, "0"));
 	if (st && !strcmp(st, "1") && !stats_armed) {
 		stats_armed = 1;
+		spin_stats = 1;
 		atexit(print_stats);
 	}
 }
 
-/* The ULP has one thread: the one the tick interrupted. */
-static int patch_alone(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
+/* The ULP has one thread: the one the tick interrupted. A probe only when asked for (a spare
+ * slot left unused stays free). */
+static int patch_alone(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t spare,
+		       uintptr_t *refuse)
 {
-	return ulp_arch_spin_patch(pc, lo, hi, slot, 1, refuse);
+	return ulp_arch_spin_patch(pc, lo, hi, slot, spin_probe_on ? spare : 0, 1, refuse);
 }
 
-static int patch_shared(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t *refuse)
+static int patch_shared(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t spare,
+			uintptr_t *refuse)
 {
-	return ulp_arch_spin_patch(pc, lo, hi, slot, 0, refuse);
+	return ulp_arch_spin_patch(pc, lo, hi, slot, spin_probe_on ? spare : 0, 0, refuse);
 }
 
 void ulp_spin_tick(struct ulp_cb *cb, void *uc)
 {
 	uintptr_t pc = ulp_arch_trap_pc(uc);
-	int alone;
+	int alone, rc;
 
 	if (!spin_on || ulp_sys_in_child())
 		return;
@@ -108,6 +175,9 @@ void ulp_spin_tick(struct ulp_cb *cb, void *uc)
 	if (ulp_sched_owner_runs_elsewhere(ulp_worker_self(), cb))
 		return; /* a later tick tries again */
 	alone = !cb->tg || cb->tg->nlive <= 1;
-	if (ulp_fast_rewrite(cb, pc, alone ? patch_alone : patch_shared) == 0)
+	rc = ulp_fast_rewrite(cb, pc, alone ? patch_alone : patch_shared);
+	if (rc >= 0)
 		atomic_fetch_add(&spin_rewritten, 1);
+	if (rc == 1)
+		atomic_fetch_add(&spin_with_probe, 1);
 }

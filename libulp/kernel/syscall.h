@@ -68,18 +68,24 @@ void ulp_fast_exec(struct ulp_cb *cb);
 /* 1 when rewriting is on (ULP_FASTCALL is not 0 and the CPU allows it). */
 int ulp_fast_on(void);
 /* Rewrite the code at pc of cb with patch (over an ulp_arch_*_patch) into cb's next free
- * trampoline slot: 0; -ENOSPC when no slot is left; -EALREADY when pc lies in code refused
+ * trampoline slot (spare: the one after it, writable too, or 0 when there is none; patch returns
+ * 1 when it used both): 0, or 1 when both were used; -ENOSPC when no slot is left; -EALREADY when pc lies in code refused
  * before; else patch's -errno, and but for -EAGAIN (try again later) the code [refuse[0],
  * refuse[1]) is remembered as refused (patch may widen it from [pc, pc+1)). Only while no other
  * thread of cb runs. */
 typedef int (*ulp_fast_patch_fn)(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot,
-				 uintptr_t refuse[2]);
+				 uintptr_t spare, uintptr_t refuse[2]);
 int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch);
 
 /* Wait loops that yield (spinyield.c): read ULP_SPINYIELD, once, after ulp_fast_init; a tick
  * found the running thread of cb spinning at the pc of uc (may rewrite that loop). */
 void ulp_spin_init(void);
 void ulp_spin_tick(struct ulp_cb *cb, void *uc);
+/* A fault on this thread in a waiting thread's probe (another task's loop run by the scheduler):
+ * uc now returns from the probe, and 1; else 0, the fault is no probe's. */
+int ulp_spin_probe_fault(void *uc);
+/* 1 while this thread runs a waiting thread's probe: runtime code, never preempted. */
+int ulp_spin_probing(void);
 /* The ULP execs (sys_io.c), in its task: the close-on-exec descriptors it owns go (fds.c), and
  * the task's others too when it is its task's only ULP (sole). */
 void ulp_io_exec_fds(struct ulp_cb *cb, int sole);

@@ -231,6 +231,10 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 	struct ulp_cb *cb = ulp_current_cb();
 	struct sigaction dfl;
 
+	/* In a waiting thread's probe: not the running ULP's fault; the probe says "run it", and
+	 * that thread meets the fault itself if it is still there */
+	if (ulp_spin_probe_fault(ucv))
+		return;
 	if (cb && cb->magic == ULP_CB_MAGIC) {
 		/* The ULP's own handler, if it has one (a handler that returns retries the
 		 * faulting instruction, as in a process). */

@@ -100,6 +100,8 @@ unsigned long ulp_sig_pending(struct ulp_cb *cb);
 /* 1 when a signal pending for cb, or for its calling thread, is not blocked by that thread: what
  * ulp_sig_deliver and ulp_tg_deliver would run now. */
 int ulp_sig_due(struct ulp_cb *cb);
+/* The same for thread t of cb (a task of it, running or not). */
+int ulp_sig_due_task(struct ulp_cb *cb, struct ulp_task *t);
 /* Take one of `want` from cb's pending set: its number and siginfo, or 0. */
 int ulp_sig_take(struct ulp_cb *cb, unsigned long want, siginfo_t *si);
 /* What the ULP's threads block (for parked calls, which have no frame to read it from) and the

@@ -70,6 +70,14 @@ struct ulp_task {
 	/* times preempted in a row without a trapped call between (the trap resets it): a ULP
 	 * that busy-polls memory, as MPICH's ranks do, gets a shorter quantum (preempt.c) */
 	uint32_t spins;
+	/* A yielder that only waits for memory to change (a rewritten wait loop, spinyield.c):
+	 * while probe is set, ulp_task_yield_wait asks it before switching to the task and passes
+	 * the task over while it answers 0. The task sets it before it yields; it is cleared once
+	 * the task runs. probe_code, probe_regs: the probe's own (the loop's, the thread's). */
+	int (*probe)(struct ulp_task *t);
+	uintptr_t probe_code;
+	void *probe_regs;
+	uint32_t probe_scan; /* the worker's wait_scan that last passed the task over */
 	const void *san_lo; /* stack bounds for the ASan build's fiber annotations */
 	size_t san_size;
 };
@@ -118,6 +126,10 @@ struct ulp_worker {
 	void *altstack;		   /* alternate signal stack (ulp_worker_altstack) */
 	int tid;
 	void *pthread; /* pthread_t, opaque here */
+	/* The wait probe running on this thread now (a task's probe_code), or 0: while set, the
+	 * thread runs runtime code however its pc looks (preempt.c, trap.c's fault handler). */
+	uintptr_t probing;
+	uint32_t wait_scan; /* ulp_task_yield_wait's rounds, to see a task twice */
 	char pad[64];
 };
 
@@ -298,6 +310,10 @@ void ulp_task_suspend(struct ulp_task *self, void (*after)(void *), void *arg);
 /* Queue self behind the ready work of its worker (stealing some when it has none) and run the
  * next task; returns at once when there is none. */
 int ulp_task_yield(struct ulp_task *self); /* 0 when there was nothing else to run */
+/* ulp_task_yield of a task that only waits (self->probe set): the next ready task of the worker
+ * runs, but those whose probe says they would go on waiting are passed over (to the end of the
+ * yield queue) without a switch. 0 when no task was ready to run (self goes on); no stealing. */
+int ulp_task_yield_wait(struct ulp_task *self);
 
 /* Switch straight to `to` (which must be READY and not queued: the caller took it from where it
  * was), queueing self behind the ready work as a yield does. Used by pvas_ulp_switch. */

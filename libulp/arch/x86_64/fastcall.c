@@ -34,6 +34,7 @@
 #include "fast_find.h"
 #include "gregs.h"
 #include "insn.h"
+#include "spinloop.h"
 #include "../arch.h"
 
 #include <cpuid.h>
@@ -146,18 +147,40 @@ int ulp_arch_spin_init(ulp_arch_spin_hook hook)
 }
 
 /* From a wait loop's trampoline (spin_patch.c): the slot's first word is the address of the
- * displaced instruction, where the loop is as far as the program can tell. */
+ * displaced instruction, where the loop is as far as the program can tell, its top bit set when
+ * the next slot holds the loop's probe. */
 int ulp_arch_spin_dispatch(struct ulp_fast_frame *f, void *xsave)
 {
 	uintptr_t slot = f->ret & ~(uintptr_t)(ULP_FAST_SLOT - 1);
+	uint64_t w0 = *(const uint64_t *)slot;
+	uintptr_t probe = (w0 & ULP_SPIN_HAS_PROBE) ? slot + ULP_FAST_SLOT + 16 : 0;
 	ucontext_t uc;
 
-	frame_to_uc(f, *(const uint64_t *)slot, xsave, &uc);
-	spin_hook(&uc);
+	frame_to_uc(f, w0 & ~ULP_SPIN_HAS_PROBE, xsave, &uc);
+	spin_hook(&uc, probe, f);
 	uc_to_frame(&uc, f);
 	f->rcx = (uint64_t)uc.uc_mcontext.gregs[REG_RCX];
 	f->r11 = (uint64_t)uc.uc_mcontext.gregs[REG_R11];
 	return 0;
+}
+
+int ulp_arch_spin_probe(uintptr_t probe, void *regs)
+{
+	return ((int (*)(void *))probe)(regs);
+}
+
+int ulp_arch_spin_probe_fault(uintptr_t probe, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t pc, slot = probe - 16;
+
+	if (!probe)
+		return 0;
+	pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (pc < probe || pc >= slot + ULP_FAST_SLOT)
+		return 0;
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t) * (const uint64_t *)(slot + 8);
+	return 1;
 }
 
 int ulp_arch_fast_func(uintptr_t lo, uintptr_t hi, uintptr_t site, uintptr_t *flo, uintptr_t *fhi)

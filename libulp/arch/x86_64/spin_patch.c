@@ -64,10 +64,32 @@ static int put_rel(struct tramp *tr, uintptr_t target)
 	return 0;
 }
 
+/* The instruction at site (no branch) copied, a rip-relative operand re-aimed from the copy. */
+static int copy(struct tramp *tr, uintptr_t site, const struct ulp_insn *in)
+{
+	const uint8_t *s = (const uint8_t *)site;
+	uintptr_t after = site + in->len;
+
+	put(tr, s, in->len);
+	if (in->flags & ULP_INSN_RIPREL) {
+		/* disp32 follows ModRM (no SIB with rip); re-aimed from where the copy lies */
+		unsigned d = in->modrm_at + 1;
+		int32_t old;
+		int64_t rel;
+
+		memcpy(&old, s + d, 4);
+		rel = (int64_t)old + (int64_t)after - (int64_t)(tr->at + tr->n);
+		if (rel != (int32_t)rel)
+			return -1;
+		old = (int32_t)rel;
+		memcpy(tr->t + tr->n - in->len + d, &old, 4);
+	}
+	return 0;
+}
+
 /* The instruction at site, done from the trampoline. */
 static int replay(struct tramp *tr, uintptr_t site, const struct ulp_insn *in)
 {
-	const uint8_t *s = (const uint8_t *)site;
 	uintptr_t after = site + in->len;
 
 	if (in->flags & ULP_INSN_BRANCH) {
@@ -84,21 +106,7 @@ static int replay(struct tramp *tr, uintptr_t site, const struct ulp_insn *in)
 		}
 		return put_rel(tr, target);
 	}
-	put(tr, s, in->len);
-	if (in->flags & ULP_INSN_RIPREL) {
-		/* disp32 follows ModRM (no SIB with rip); re-aimed from where the copy lies */
-		unsigned d = in->modrm_at + 1;
-		int32_t old;
-		int64_t rel;
-
-		memcpy(&old, s + d, 4);
-		rel = (int64_t)old + (int64_t)after - (int64_t)(tr->at + tr->n);
-		if (rel != (int32_t)rel)
-			return -1;
-		old = (int32_t)rel;
-		memcpy(tr->t + tr->n - in->len + d, &old, 4);
-	}
-	return 0;
+	return copy(tr, site, in);
 }
 
 /*
@@ -132,8 +140,9 @@ static uintptr_t window(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t fh
 	return 0;
 }
 
-/* The trampoline for the instructions [w, wend) at slot (layout at the top of this file). */
-static int build(uintptr_t slot, uintptr_t w, uintptr_t wend)
+/* The trampoline for the instructions [w, wend) at slot (layout at the top of this file); probe:
+ * the next slot holds the loop's probe (below), said by the top bit of the first word. */
+static int build(uintptr_t slot, uintptr_t w, uintptr_t wend, int probe)
 {
 	static const uint8_t lea_down[] = {0x48, 0x8d, 0x64, 0x24, 0x80};
 	static const uint8_t lea_up[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
@@ -142,7 +151,7 @@ static int build(uintptr_t slot, uintptr_t w, uintptr_t wend)
 	struct ulp_insn in;
 	uintptr_t p;
 
-	*(uint64_t *)tr.t = w;
+	*(uint64_t *)tr.t = w | (probe ? ULP_SPIN_HAS_PROBE : 0);
 	*(uint64_t *)(tr.t + 8) = (uint64_t)(uintptr_t)ulp_arch_spin_entry;
 	put(&tr, lea_down, sizeof(lea_down));
 	put(&tr, call, sizeof(call));
@@ -160,15 +169,93 @@ static int build(uintptr_t slot, uintptr_t w, uintptr_t wend)
 	return put_rel(&tr, wend) ? -ERANGE : 0;
 }
 
-int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone,
-			uintptr_t refuse[2])
+/*
+ * The loop's probe, in the slot after the trampoline's: one iteration of the loop from its head,
+ * run by the scheduler on another task's stack, with the waiting thread's registers as its entry
+ * pushed them (struct ulp_fast_frame, fastcall.c), to learn whether the loop would end: 1 when it
+ * leaves the loop, 0 when it goes round (docs/syscalls.md, "Spin loops that yield"). The loop
+ * carries nothing from one iteration to the next (spinloop.c), so the iteration depends only on
+ * memory and on the registers it reads and never writes (l->inputs), which are those of the frame;
+ * a loop reading rsp, flags from before it, or TLS (an fs or gs load) gets no probe. The thread
+ * itself resumes at the displaced instruction and finds the change on its own.
+ *
+ *    0: ULP_SPIN_PROBE_MAGIC
+ *    8: address of `ready` (a fault in the body goes there: ulp_arch_spin_probe_fault)
+ *   16: push rbx, rbp, r12-r15; the inputs loaded from the frame (rdi, which holds it, last)
+ *       the loop's instructions: a branch to the head goes to `wait`, any other to `ready`
+ * ready: mov $1,%eax; jmp out
+ *  wait: xor %eax,%eax
+ *   out: pop r15-r12, rbp, rbx; ret
+ */
+static const int8_t frame_off[16] = {112, 96, 88, 104, -1, 64, 80, 72, 56, 48, 40, 32, 24, 16, 8, 0};
+
+static void put_load(struct tramp *tr, unsigned r)
+{
+	uint8_t mov[4] = {(uint8_t)(0x48 | (r >= 8 ? 4 : 0)), 0x8b,
+			  (uint8_t)(0x47 | (r & 7) << 3), (uint8_t)frame_off[r]};
+
+	put(tr, mov, sizeof(mov));
+}
+
+int ulp_x86_spin_probe_build(uintptr_t slot, const struct ulp_x86_loop *l)
+{
+	static const uint8_t push[] = {0x53, 0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57};
+	static const uint8_t tail[] = {0xb8, 1, 0, 0, 0, 0xeb, 0x02, /* ready */
+				       0x31, 0xc0,		 /* wait */
+				       0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b, 0xc3};
+	struct tramp tr = {(uint8_t *)slot, slot, 16};
+	uintptr_t p, ready, wait;
+	struct ulp_insn in;
+	unsigned r, body = 0;
+
+	if (l->seg || (l->inputs & (ULP_X86_LOOP_FLAGS | 1u << 4)))
+		return -EINVAL;
+	put(&tr, push, sizeof(push));
+	for (r = 0; r < 16; r++)
+		if (r != 7 && (l->inputs >> r & 1))
+			put_load(&tr, r);
+	if (l->inputs >> 7 & 1)
+		put_load(&tr, 7);
+	for (p = l->head; p < l->end; p += in.len) {
+		ulp_insn_decode((const uint8_t *)p, l->end - p, &in);
+		body += !(in.flags & ULP_INSN_BRANCH) ? in.len
+			: (in.map == 0 && (in.opcode == 0xeb || in.opcode == 0xe9)) ? 5 : 6;
+	}
+	if (tr.n + body + sizeof(tail) > ULP_FAST_SLOT)
+		return -E2BIG;
+	ready = slot + tr.n + body;
+	wait = ready + 7;
+	for (p = l->head; p < l->end; p += in.len) {
+		ulp_insn_decode((const uint8_t *)p, l->end - p, &in);
+		if (in.flags & ULP_INSN_BRANCH) {
+			uintptr_t t = p + in.len + (uintptr_t)in.target_disp;
+			uint8_t op[2] = {0x0f, (uint8_t)(0x80 | (in.opcode & 0x0f))};
+
+			if (in.map == 0 && (in.opcode == 0xeb || in.opcode == 0xe9))
+				put(&tr, (const uint8_t[]){0xe9}, 1);
+			else
+				put(&tr, op, 2);
+			if (put_rel(&tr, t == l->head ? wait : ready))
+				return -ERANGE;
+		} else if (copy(&tr, p, &in)) {
+			return -ERANGE;
+		}
+	}
+	put(&tr, tail, sizeof(tail));
+	*(uint64_t *)tr.t = ULP_SPIN_PROBE_MAGIC;
+	*(uint64_t *)(tr.t + 8) = ready;
+	return 0;
+}
+
+int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, uintptr_t spare,
+			int alone, uintptr_t refuse[2])
 {
 	struct ulp_x86_loop l;
 	struct ulp_x86_obj o;
 	struct ulp_insn in;
 	uintptr_t flo, fhi, w = 0, wend = 0;
 	int64_t rel;
-	int rc, later = 0;
+	int rc, later = 0, probe;
 
 	(void)hi;
 	if (ulp_x86_find_obj(pc, lo, &o) || pc < o.x_lo || pc >= o.x_hi ||
@@ -199,9 +286,11 @@ int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	rel = (int64_t)(slot + 16) - (int64_t)(w + 5);
 	if (rel != (int32_t)rel)
 		return -ERANGE;
-	rc = build(slot, w, wend);
+	/* before the jmp: the probe copies the loop's bytes as they are */
+	probe = spare && ulp_x86_spin_probe_build(spare, &l) == 0;
+	rc = build(slot, w, wend, probe);
 	if (rc)
 		return rc;
-
-	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, ulp_x86_store_jmp);
+	rc = ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, ulp_x86_store_jmp);
+	return rc ? rc : probe;
 }

@@ -21,7 +21,7 @@
 
 #define LOOP_MAX_BYTES 64
 #define LOOP_MAX_INSNS 16
-#define FLAGS (1u << 16) /* bits 0-15: rax..r15 */
+#define FLAGS ULP_X86_LOOP_FLAGS /* bits 0-15: rax..r15 */
 
 /* What one instruction does, for the loop's proof. */
 struct effect {
@@ -29,6 +29,7 @@ struct effect {
 	int mem;	 /* reads memory */
 	int cond;	 /* a conditional branch */
 	int jmp;	 /* an unconditional direct jump */
+	int seg;	 /* an fs or gs prefix */
 };
 
 /* The parts of an instruction the effects depend on. */
@@ -345,6 +346,7 @@ static int effect_of(const uint8_t *p, const struct ulp_insn *in, struct effect 
 		return -1;
 	if (x.seg && !e->mem)
 		return -1;
+	e->seg = x.seg;
 	if (e->wr & bit(4))
 		return -1; /* rsp moves: not a loop that only waits (reading a local is fine) */
 	return 0;
@@ -364,6 +366,8 @@ static int prove(uintptr_t h, uintptr_t e, struct ulp_x86_loop *l)
 
 	l->site = 0;
 	l->any = 0;
+	l->inputs = 0;
+	l->seg = 0;
 	for (p = h; p < e; p += in.len) {
 		if (!ulp_insn_decode((const uint8_t *)p, e - p, &in) ||
 		    effect_of((const uint8_t *)p, &in, &ef))
@@ -377,6 +381,7 @@ static int prove(uintptr_t h, uintptr_t e, struct ulp_x86_loop *l)
 		}
 		all |= ef.wr;
 		mem |= ef.mem;
+		l->seg |= ef.seg;
 		cond |= ef.cond;
 		n++;
 		if (!l->site && in.len >= 5 && (p & 15) + 5 <= 16)
@@ -391,6 +396,7 @@ static int prove(uintptr_t h, uintptr_t e, struct ulp_x86_loop *l)
 		effect_of((const uint8_t *)p, &in, &ef);
 		if (ef.rd & ~written & all)
 			return -EILSEQ;
+		l->inputs |= ef.rd & ~written;
 		written |= ef.wr;
 	}
 	if (!mem || !cond || n > LOOP_MAX_INSNS)

@@ -11,6 +11,14 @@
  * SPINWAIT_SHORT=1: the waits read through a pointer held in a register (a loop of short
  * instructions only); SPINWAIT_SIGNAL=1: after the rounds, both wait until a SIGUSR1 handler
  * (in either rank) writes the flags.
+ *
+ * SPINWAIT_BARRIER=N (N <= 64 ranks, RANK 0..N-1): instead of the ping-pong, ROUNDS barriers of
+ * N ranks, each waiting in a pure loop for the barrier's generation to reach the round (the last
+ * rank to arrive sets it); before each barrier every rank writes a value into its slot, after it
+ * every rank adds all the slots of the round, which must be the round's sum (a rank let through
+ * too early finds a slot not yet written); SPINWAIT_LATE_US=us: rank 0 sleeps that long before
+ * it arrives, each round. With SPINWAIT_FOREVER=1 they then wait for a round that never comes. Many ranks waiting on one worker at once: what the scheduler's probes of waiting
+ * threads are for (libulp/kernel/spinyield.c).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -58,6 +66,52 @@ __attribute__((noinline, aligned(16))) static int wait_short(volatile int *p, in
 			return x;
 		__builtin_ia32_pause();
 	}
+}
+
+static volatile int *volatile gen;
+
+__attribute__((noinline, aligned(16))) static int wait_gen(int v)
+{
+	for (;;) {
+		int x = *gen;
+
+		if (x == v)
+			return x;
+	}
+}
+
+/* SPINWAIT_BARRIER=n: the barriers; 0 when every round's sum was right. */
+static int barriers(char *m, int n, int rank, long rounds)
+{
+	volatile int *arrived = (volatile int *)(m + 128), *slot = (volatile int *)(m + 256);
+	const char *late = getenv("SPINWAIT_LATE_US");
+	long i, bad = 0, late_us = late ? atol(late) : 0;
+	int r;
+
+	gen = (volatile int *)(m + 192);
+	for (i = 1; i <= rounds; i++) {
+		volatile int *mine = slot + (i & 1) * 64; /* two sets: round i+1 writes the other */
+		long sum = 0, want = 0;
+
+		mine[rank] = (int)(i * 1000 + rank);
+		if (rank == 0 && late_us)
+			usleep(late_us); /* the others wait meanwhile */
+		if (__atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST) == (int)(i * n))
+			*gen = (int)i;
+		else
+			wait_gen((int)i);
+		for (r = 0; r < n; r++) {
+			sum += mine[r];
+			want += i * 1000 + r;
+		}
+		bad += sum != want;
+	}
+	printf("rank %d: %ld barriers of %d, %ld wrong sums (%s)\n", rank, rounds, n, bad,
+	       bad ? "WRONG" : "right");
+	fflush(stdout);
+	if (getenv("SPINWAIT_FOREVER") && getenv("SPINWAIT_FOREVER")[0] == '1')
+		wait_gen(-1);
+	return bad != 0;
 }
 
 static int pipefd[2];
@@ -113,6 +167,22 @@ int main(int argc, char **argv)
 	    (pipe(pipefd) != 0 || pthread_create(&th, NULL, blocked, NULL) != 0)) {
 		perror("spinwait: thread");
 		return 1;
+	}
+	if (getenv("SPINWAIT_BARRIER")) {
+		int n = atoi(getenv("SPINWAIT_BARRIER"));
+
+		if (n < 1 || n > 64 || rank < 0 || rank >= n) {
+			fprintf(stderr, "spinwait: SPINWAIT_BARRIER=%d with rank %d\n", n, rank);
+			return 2;
+		}
+		sum = barriers(m, n, rank, rounds);
+		if (env_on("SPINWAIT_THREAD")) {
+			void *ret;
+
+			if (write(pipefd[1], "x", 1) != 1 || pthread_join(th, &ret) != 0 || ret)
+				return 1;
+		}
+		return (int)sum;
 	}
 	for (i = 1; i <= rounds; i++) {
 		if (rank == 0) {

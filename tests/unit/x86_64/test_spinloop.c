@@ -7,10 +7,13 @@
 #include "check.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "spinloop.h"
+#include "arch.h"
 
 struct loop_case {
 	const uint8_t *code;
@@ -275,6 +278,225 @@ static void innermost_loop_judged(void **state)
 	assert_int_equal(classify(nested, sizeof(nested), 9, &l), -EILSEQ);
 }
 
+/* ---- probes (spin_patch.c): one iteration of a waiting loop, run by the scheduler ---- */
+
+/* Registers as fast_entry.S pushes them (fastcall.c's struct ulp_fast_frame). */
+struct frame {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t rflags, ret;
+};
+
+/* Code at 0, the probe's slot at 2048, data at 3072 of one read-write-execute page, so that
+ * rip-relative loads of the loop reach the data from the probe too. */
+static uint8_t *page;
+static volatile int *flag;
+#define PROBE_AT 2048
+
+static void page_new(void)
+{
+	if (!page) {
+		page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(page != MAP_FAILED);
+	}
+	memset(page, 0xcc, 4096);
+	flag = (volatile int *)(page + 3072);
+}
+
+/* The loop of code[0, len) around pc accepted, its probe built: the probe's address, or 0 with
+ * *rc the builder's refusal. */
+static uintptr_t probe_of(const uint8_t *code, size_t len, size_t pc, int *rc)
+{
+	struct ulp_x86_loop l;
+	uintptr_t lo = (uintptr_t)page;
+
+	memcpy(page, code, len);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(ulp_x86_wait_loop(lo, lo + len, lo + pc, &l), 0);
+	*rc = ulp_x86_spin_probe_build(lo + PROBE_AT, &l);
+	return *rc ? 0 : lo + PROBE_AT + 16;
+}
+
+static void put_disp(uint8_t *at, uintptr_t end, uintptr_t target)
+{
+	int32_t d = (int32_t)((intptr_t)target - (intptr_t)end);
+
+	memcpy(at, &d, 4);
+}
+
+/* Through a pointer in rdi, and in r9 (REX.R loads): 0 while the flag holds, 1 once it changed. */
+static void probe_reads_through_input_registers(void **state)
+{
+	static const uint8_t via_r9[] = {
+	    0x41, 0x8b, 0x01, /* 0: mov (%r9),%eax */
+	    0x85, 0xc0,	      /* 3: test %eax,%eax */
+	    0x74, 0xf9,	      /* 5: je 0 */
+	    0xc3,
+	};
+	struct frame f;
+	uintptr_t pr;
+	int rc;
+
+	page_new();
+	pr = probe_of(pause_ptr, sizeof(pause_ptr), 2, &rc);
+	assert_true(pr != 0);
+	memset(&f, 0x5a, sizeof(f)); /* registers it does not read: anything */
+	f.rdi = (uintptr_t)flag;
+	*flag = 0;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 0);
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 0);
+	*flag = 3;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 1);
+
+	page_new();
+	pr = probe_of(via_r9, sizeof(via_r9), 0, &rc);
+	assert_true(pr != 0);
+	memset(&f, 0x5a, sizeof(f));
+	f.r9 = (uintptr_t)flag;
+	*flag = 0;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 0);
+	*flag = -1;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 1);
+}
+
+/* rip-relative loads re-aimed from the probe: `while (*flag == 0)` on a global, and MPICH's
+ * barrier (a pointer loaded, then the word it points to, against a global). */
+static void probe_reaims_rip_relative_loads(void **state)
+{
+	uint8_t glob[] = {
+	    0x8b, 0x05, 0, 0, 0, 0, /* 0: mov flag(%rip),%eax */
+	    0x85, 0xc0,		    /* 6: test %eax,%eax */
+	    0x74, 0xf6,		    /* 8: je 0 */
+	    0xc3,
+	};
+	uint8_t barrier[sizeof(mpich)];
+	volatile int *shm, *val;
+	struct frame f;
+	uintptr_t pr;
+	int rc;
+
+	page_new();
+	put_disp(glob + 2, (uintptr_t)page + 6, (uintptr_t)flag);
+	pr = probe_of(glob, sizeof(glob), 0, &rc);
+	assert_true(pr != 0);
+	memset(&f, 0, sizeof(f));
+	*flag = 0;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 0);
+	*flag = 1;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 1);
+
+	/* mpich[]: mov P(%rip),%rax at 0 (ends at 7); mov 4(%rax),%edx; mov V(%rip),%eax at 10
+	 * (ends at 16); cmp; je 0: waits while *(P + 4) == V */
+	page_new();
+	memcpy(barrier, mpich, sizeof(barrier));
+	shm = (volatile int *)(page + 3200);
+	val = (volatile int *)(page + 3300);
+	*(volatile uintptr_t *)(page + 3100) = (uintptr_t)shm - 4;
+	put_disp(barrier + 3, (uintptr_t)page + 7, (uintptr_t)page + 3100);
+	put_disp(barrier + 12, (uintptr_t)page + 16, (uintptr_t)val);
+	pr = probe_of(barrier, sizeof(barrier), 18, &rc);
+	assert_true(pr != 0);
+	*shm = 5;
+	*val = 5;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 0);
+	*shm = 6;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 1);
+}
+
+/* A forward exit in the middle leaves the loop as the fall-through after the back branch does. */
+static void probe_sees_every_exit(void **state)
+{
+	static const uint8_t two_exits[] = {
+	    0x8b, 0x07,	      /*  0: mov (%rdi),%eax */
+	    0x83, 0xf8, 0x05, /*  2: cmp $0x5,%eax */
+	    0x74, 0x04,	      /*  5: je 11 */
+	    0x85, 0xc0,	      /*  7: test %eax,%eax */
+	    0x74, 0xf5,	      /*  9: je 0 */
+	    0xc3,	      /* 11: ret */
+	};
+	struct frame f;
+	uintptr_t pr;
+	int rc;
+
+	page_new();
+	pr = probe_of(two_exits, sizeof(two_exits), 7, &rc);
+	assert_true(pr != 0);
+	memset(&f, 0, sizeof(f));
+	f.rdi = (uintptr_t)flag;
+	*flag = 0;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 0);
+	*flag = 5;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 1);
+	*flag = 3;
+	assert_int_equal(ulp_arch_spin_probe(pr, &f), 1);
+}
+
+/* Loops that get no probe: they read rsp (a local), TLS, or flags set before the loop. */
+static void probe_refused_where_the_scheduler_cannot_run_it(void **state)
+{
+	static const uint8_t tls[] = {
+	    0x64, 0x8b, 0x04, 0x25, 0x10, 0x00, 0x00, 0x00, /* 0: mov %fs:0x10,%eax */
+	    0x85, 0xc0,					    /* 8: test %eax,%eax */
+	    0x74, 0xf4,					    /* 10: je 0 */
+	    0xc3,
+	};
+	static const uint8_t flags_in[] = {
+	    0x75, 0x04, /* 0: jne 6 (flags from before the loop) */
+	    0x8b, 0x07, /* 2: mov (%rdi),%eax */
+	    0xeb, 0xfa, /* 4: jmp 0 */
+	    0xc3,
+	};
+	int rc;
+
+	page_new();
+	assert_int_equal(probe_of(local, sizeof(local), 0, &rc), 0);
+	assert_int_equal(rc, -EINVAL);
+	assert_int_equal(probe_of(tls, sizeof(tls), 0, &rc), 0);
+	assert_int_equal(rc, -EINVAL);
+	assert_int_equal(probe_of(flags_in, sizeof(flags_in), 2, &rc), 0);
+	assert_int_equal(rc, -EINVAL);
+}
+
+/* A probe that faults (the waited-on memory unmapped meanwhile) answers 1 through the fault
+ * handler's fix-up: the thread runs and meets the fault itself. */
+static uintptr_t faulting_probe;
+static int fixed_up;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	if (ulp_arch_spin_probe_fault(faulting_probe, uc))
+		fixed_up++;
+	else
+		abort();
+}
+
+static void probe_fault_answers_run_it(void **state)
+{
+	struct sigaction sa, old;
+	struct frame f;
+	void *gone;
+	int rc;
+
+	page_new();
+	faulting_probe = probe_of(pause_ptr, sizeof(pause_ptr), 2, &rc);
+	assert_true(faulting_probe != 0);
+	gone = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(gone != MAP_FAILED);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+	memset(&f, 0, sizeof(f));
+	f.rdi = (uintptr_t)gone;
+	assert_int_equal(ulp_arch_spin_probe(faulting_probe, &f), 1);
+	assert_int_equal(fixed_up, 1);
+	/* a fault elsewhere is not the probe's */
+	assert_int_equal(ulp_arch_spin_probe_fault(0, NULL), 0);
+	sigaction(SIGSEGV, &old, NULL);
+	munmap(gone, 4096);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +507,11 @@ int main(void)
 	    cmocka_unit_test(computing_loops_refused),
 	    cmocka_unit_test(zeroing_idiom_and_stack_reads_accepted),
 	    cmocka_unit_test(innermost_loop_judged),
+	    cmocka_unit_test(probe_reads_through_input_registers),
+	    cmocka_unit_test(probe_reaims_rip_relative_loads),
+	    cmocka_unit_test(probe_sees_every_exit),
+	    cmocka_unit_test(probe_refused_where_the_scheduler_cannot_run_it),
+	    cmocka_unit_test(probe_fault_answers_run_it),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
