@@ -17,11 +17,12 @@
  * rank to arrive sets it); before each barrier every rank writes a value into its slot, after it
  * every rank adds all the slots of the round, which must be the round's sum (a rank let through
  * too early finds a slot not yet written); SPINWAIT_LATE_US=us: rank 0 sleeps that long before
- * it arrives, each round. With SPINWAIT_FOREVER=1 they then wait for a round that never comes. Many ranks waiting on one worker at once: what the scheduler's probes of waiting
+ * it arrives, each round; SPINWAIT_LATE_YIELDS=k: it calls sched_yield k times first. With SPINWAIT_FOREVER=1 they then wait for a round that never comes. Many ranks waiting on one worker at once: what the scheduler's probes of waiting
  * threads are for (libulp/kernel/spinyield.c).
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,8 +85,8 @@ __attribute__((noinline, aligned(16))) static int wait_gen(int v)
 static int barriers(char *m, int n, int rank, long rounds)
 {
 	volatile int *arrived = (volatile int *)(m + 128), *slot = (volatile int *)(m + 256);
-	const char *late = getenv("SPINWAIT_LATE_US");
-	long i, bad = 0, late_us = late ? atol(late) : 0;
+	const char *late = getenv("SPINWAIT_LATE_US"), *yields = getenv("SPINWAIT_LATE_YIELDS");
+	long i, y, bad = 0, late_us = late ? atol(late) : 0, late_yields = yields ? atol(yields) : 0;
 	int r;
 
 	gen = (volatile int *)(m + 192);
@@ -96,6 +97,8 @@ static int barriers(char *m, int n, int rank, long rounds)
 		mine[rank] = (int)(i * 1000 + rank);
 		if (rank == 0 && late_us)
 			usleep(late_us); /* the others wait meanwhile */
+		for (y = 0; rank == 0 && y < late_yields; y++)
+			sched_yield();
 		if (__atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST) == (int)(i * n))
 			*gen = (int)i;
 		else
