@@ -389,11 +389,18 @@ static void nothing(void *arg)
 {
 }
 
+static struct ulp_task *past_waiters(struct ulp_worker *w, struct ulp_task *t);
+
 void ulp_task_suspend(struct ulp_task *self, void (*after)(void *), void *arg)
 {
 	struct ulp_worker *w = self->worker;
 	struct ulp_task *next = next_ready(w);
 
+	if (next && __builtin_expect(next->probe != NULL, 0)) {
+		struct ulp_task *t = past_waiters(w, next);
+
+		next = t ? t : next_ready(w); /* all wait: one of them spins on here */
+	}
 	self->state = ULP_BLOCKED;
 	switch_to(w, self, next ? next : &w->sched, after ? after : nothing, arg);
 }
@@ -445,6 +452,51 @@ yield_switch(struct ulp_worker *w, struct ulp_task *self, struct ulp_task *next)
 	}
 }
 
+/* At most this many ready tasks are looked at for one yield. */
+#define WAIT_SCAN_MAX 256
+
+/* t waits for memory that has not changed (its probe says its loop would go round again). */
+static int waits_in_vain(struct ulp_task *t)
+{
+	return t->probe && !t->pinned && !t->probe(t);
+}
+
+/*
+ * The next ready task that does not wait in vain, starting with t (already taken, or NULL), or
+ * NULL. Switching to every rank that waits at a barrier, only for it to find its flag unchanged
+ * and yield again, cost each of them a switch and its loop entry's XSAVE/XRSTOR (about a quarter
+ * of the CPU of 64 MPI ranks starting on 2 workers, 27 Nov). Their probes read the flag instead;
+ * those still waiting go behind the others, once round the queue at most.
+ */
+static __attribute__((noinline, cold)) struct ulp_task *past_waiters(struct ulp_worker *w,
+								     struct ulp_task *t)
+{
+	uint32_t scan = ++w->wait_scan;
+	unsigned n;
+
+	for (n = 0; n < WAIT_SCAN_MAX && (t || (t = next_ready(w)) != NULL); n++, t = NULL) {
+		if (t->probe_scan == scan) { /* seen in this round: all the others wait too */
+			yield_queue(w, t);
+			return NULL;
+		}
+		if (!waits_in_vain(t))
+			return t;
+		t->probe_scan = scan;
+		yield_queue(w, t);
+	}
+	return NULL;
+}
+
+int ulp_task_yield_wait(struct ulp_task *self)
+{
+	struct ulp_task *next = past_waiters(self->worker, NULL);
+
+	if (!next)
+		return 0;
+	yield_switch(self->worker, self, next);
+	return 1;
+}
+
 /* The rest of ulp_task_yield: the inbox, the fenced pop, the yield queue, stealing. */
 static __attribute__((noinline, cold)) int yield_slow(struct ulp_task *self, struct ulp_task *next)
 {
@@ -454,6 +506,8 @@ static __attribute__((noinline, cold)) int yield_slow(struct ulp_task *self, str
 		next = ulp_deque_pop_fenced(&w->dq);
 	if (!next)
 		next = next_ready(w);
+	if (next && next->probe)
+		next = past_waiters(w, next);
 	/* Nothing here: take work from another worker rather than spin on this one. Stealing
 	 * means entering the gate (a membarrier): only when some deque shows work. */
 	if (!next && !self->pinned && w->rt->nworkers > 1 && work_visible(w)) {
@@ -476,45 +530,13 @@ int ulp_task_yield(struct ulp_task *self)
 		next = ulp_deque_pop_try(&w->dq);
 	if (__builtin_expect(next == NULL || next == ULP_DQ_FENCE, 0))
 		return yield_slow(self, next);
+	if (__builtin_expect(next->probe != NULL, 0)) { /* a waiting thread: ask it first */
+		next = past_waiters(w, next);
+		if (!next)
+			return 0;
+	}
 	yield_switch(w, self, next);
 	return 1;
-}
-
-/* At most this many ready tasks are looked at by one ulp_task_yield_wait. */
-#define WAIT_SCAN_MAX 256
-
-/* t waits for memory that has not changed (its probe says its loop would go round again). */
-static int waits_in_vain(struct ulp_task *t)
-{
-	return t->probe && !t->pinned && !t->probe(t);
-}
-
-/*
- * A waiting task's turn: switching to every rank that waits at a barrier, only for it to find its
- * flag unchanged and yield again, cost each of them a switch and its loop entry's XSAVE/XRSTOR
- * (about a quarter of the CPU of 64 MPI ranks starting on 2 workers, 27 Nov). Their probes read
- * the flag instead; those still waiting go behind the others, once round the queue at most.
- */
-int ulp_task_yield_wait(struct ulp_task *self)
-{
-	struct ulp_worker *w = self->worker;
-	uint32_t scan = ++w->wait_scan;
-	struct ulp_task *t;
-	unsigned n;
-
-	for (n = 0; n < WAIT_SCAN_MAX && (t = next_ready(w)) != NULL; n++) {
-		if (t->probe_scan == scan) { /* seen in this round: all the others wait too */
-			yield_queue(w, t);
-			break;
-		}
-		if (!waits_in_vain(t)) {
-			yield_switch(w, self, t);
-			return 1;
-		}
-		t->probe_scan = scan;
-		yield_queue(w, t);
-	}
-	return 0;
 }
 
 void ulp_task_yield_to(struct ulp_task *self, struct ulp_task *to)
