@@ -497,7 +497,8 @@ int ulp_task_yield_wait(struct ulp_task *self)
 	return 1;
 }
 
-/* The rest of ulp_task_yield: the inbox, the fenced pop, the yield queue, stealing. */
+/* The rest of ulp_task_yield: the inbox, the fenced pop, the yield queue, waiting threads,
+ * stealing. */
 static __attribute__((noinline, cold)) int yield_slow(struct ulp_task *self, struct ulp_task *next)
 {
 	struct ulp_worker *w = self->worker;
@@ -528,13 +529,9 @@ int ulp_task_yield(struct ulp_task *self)
 
 	if (__builtin_expect(!__atomic_load_n(&w->inbox, __ATOMIC_RELAXED), 1))
 		next = ulp_deque_pop_try(&w->dq);
-	if (__builtin_expect(next == NULL || next == ULP_DQ_FENCE, 0))
+	/* a waiting thread (next->probe) is asked first, there */
+	if (__builtin_expect(next == NULL || next == ULP_DQ_FENCE || next->probe != NULL, 0))
 		return yield_slow(self, next);
-	if (__builtin_expect(next->probe != NULL, 0)) { /* a waiting thread: ask it first */
-		next = past_waiters(w, next);
-		if (!next)
-			return 0;
-	}
 	yield_switch(w, self, next);
 	return 1;
 }
