@@ -144,6 +144,16 @@ run-bench-sig: $(O)/bench/sig_guest $(O)/bin/ulpexec
 BENCH_TARGETS += run-bench-sig
 endif
 
+# Waiting threads passed over by their loops' probes (bench/spinprobe.sh).
+ifeq ($(ARCH),x86_64)
+.PHONY: run-bench-spinprobe
+run-bench-spinprobe: $(O)/tests/integ/spinwait $(O)/bin/ulpexec
+	$(Q)echo "== bench/spinprobe.sh"
+	$(Q)sh bench/spinprobe.sh $(O) | tee $(O)/bench/spinprobe.out
+	$(Q)grep '^BENCH ' $(O)/bench/spinprobe.out >> $(O)/bench/results.txt || true
+BENCH_TARGETS += run-bench-spinprobe
+endif
+
 # Blocking calls parked on io_uring, preemption (bench/io.sh; issue 13).
 ifeq ($(ARCH),x86_64)
 .PHONY: run-bench-io
