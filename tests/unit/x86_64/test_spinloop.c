@@ -391,9 +391,9 @@ static void probe_reaims_rip_relative_loads(void **state)
 	page_new();
 	memcpy(barrier, mpich, sizeof(barrier));
 	shm = (volatile int *)(page + 3200);
-	val = (volatile int *)(page + 3300);
-	*(volatile uintptr_t *)(page + 3100) = (uintptr_t)shm - 4;
-	put_disp(barrier + 3, (uintptr_t)page + 7, (uintptr_t)page + 3100);
+	val = (volatile int *)(page + 3296);
+	*(volatile uintptr_t *)(page + 3104) = (uintptr_t)shm - 4;
+	put_disp(barrier + 3, (uintptr_t)page + 7, (uintptr_t)page + 3104);
 	put_disp(barrier + 12, (uintptr_t)page + 16, (uintptr_t)val);
 	pr = probe_of(barrier, sizeof(barrier), 18, &rc);
 	assert_true(pr != 0);
