@@ -19,6 +19,7 @@
  * PI futexes are not emulated: they return -ENOSYS (glibc then refuses PTHREAD_PRIO_INHERIT
  * mutexes with ENOTSUP at pthread_mutex_init).
  */
+#include "plock.h"
 #include "uthread.h"
 
 #include <errno.h>
@@ -59,6 +60,10 @@ struct timer_svc {
 	struct timer_svc *next;
 };
 
+/* Every process's first timed wait takes svcs_lock, held across the mmaps and the clone that
+ * start its service: a process killed there (a task, by pvas_kill) would have kept a plain spin
+ * lock for good and every other process's timed waits spun on it. A lock of plock.h: taken over
+ * from a dead holder, which left the list whole (s is linked by the last two stores). */
 static uint32_t svcs_lock;
 static struct timer_svc *svcs;
 
@@ -294,7 +299,7 @@ static struct timer_svc *svc_get(void)
 	long pid = sys(SYS_getpid, 0, 0, 0, 0, 0, 0), p, st;
 	struct timer_svc *s;
 
-	ulp_spin_lock(&svcs_lock);
+	ulp_plock_lock(&svcs_lock, (uint32_t)pid); /* held across a clone: see svcs_lock */
 	for (s = svcs; s; s = s->next)
 		if (s->rt == rt && s->pid == pid)
 			break;

@@ -18,6 +18,7 @@
  * The record's fields change under cq_lock only, and the task is resumed once its last CQE came.
  */
 #include "io.h"
+#include "plock.h"
 #include "ulp_signal.h"
 #include "uthread.h"
 
@@ -208,6 +209,11 @@ void ulp_io_task_init(void)
 	sys(SYS_close, fd, 0, 0, 0, 0, 0);
 }
 
+/* One for the address space: every PVAS task's first worker takes it, and a task can be killed
+ * while it holds it, setting its ring up (pvas_destroy_force right after pvas_spawn). Held as a
+ * plain spin lock it stayed held, and every later task's workers spun on it, never running a
+ * ULP (pvas-api's thousand-ULP case hung in CI, 27 Nov): a lock of plock.h, taken over from a
+ * dead holder, whose half-made ring was its own. */
 static uint32_t setup_lock;
 
 void ulp_io_worker_init(struct ulp_worker *w)
@@ -220,7 +226,7 @@ void ulp_io_worker_init(struct ulp_worker *w)
 	/* The first worker of the instance to start sets the ring up, in its own process (the
 	 * ring's descriptor lives in that process's table). */
 	if (!ulp_sched_ctx(rt)) {
-		ulp_spin_lock(&setup_lock);
+		ulp_plock_lock(&setup_lock, (uint32_t)sys(SYS_getpid, 0, 0, 0, 0, 0, 0));
 		if (!ulp_sched_ctx(rt)) {
 			struct ulp_io *io = ring_create(rt);
 
@@ -352,25 +358,16 @@ static void prep_op(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_
  * the task, and the next placeholder to fork, spun (process.sh's `kill -9 $PPID` case with -w 2
  * hung 2 runs in 15, and once in CI, 27 Nov). So a placeholder holds the lock with its pid as
  * the lock's value, and whoever spins on a lock held so looks now and then whether that process
- * has ended (a pidfd that polls readable: a zombie; or no such process, reaped already), and
- * then takes the lock over. The placeholder changes nothing under it: it only keeps the parked
- * calls from changing during the clone. 1: the caller holds the lock now.
+ * has ended (ulp_pid_ended, plock.c), and then takes the lock over. The placeholder changes nothing
+ * under it: it only keeps the parked calls from changing during the clone. 1: the caller holds the
+ * lock now.
  */
 static int holder_gone(struct ulp_io *io)
 {
 	uint32_t pid = __atomic_load_n(&io->cq_lock, __ATOMIC_RELAXED);
-	long fd, r = 0;
 
-	if (pid <= 1)
-		return 0;
-	fd = sys(SYS_pidfd_open, pid, 0, 0, 0, 0, 0);
-	if (fd >= 0) {
-		r = ulp_io_poll0((int)fd, POLLIN);
-		sys(SYS_close, fd, 0, 0, 0, 0, 0);
-	}
-	if (fd != -ESRCH && r <= 0)
-		return 0; /* alive, or the look failed: again later */
-	return __atomic_compare_exchange_n(&io->cq_lock, &pid, 1, 0, __ATOMIC_ACQUIRE,
+	return pid > 1 && ulp_pid_ended(pid) &&
+	       __atomic_compare_exchange_n(&io->cq_lock, &pid, 1, 0, __ATOMIC_ACQUIRE,
 					   __ATOMIC_RELAXED);
 }
 

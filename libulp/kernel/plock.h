@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Spin locks that the processes of one address space share: PVAS tasks, the manager, the ULPs'
+ * placeholders. A process may be killed at any instruction (pvas_kill, pvas_destroy_force, a
+ * placeholder's SIGKILL) while one of its threads holds such a lock; a plain spin lock is then
+ * held for good and every other process that wants it spins forever. So the word holds the
+ * holder's process id (0: free), and a waiter that has spun a while looks whether that process
+ * has ended and, if so, takes the lock over (plock.c). Raw system calls only: PVAS tasks run
+ * these without libc.
+ */
+#ifndef ULP_PLOCK_H
+#define ULP_PLOCK_H
+
+#include <stdint.h>
+
+/* 1 when process pid has ended (a zombie, or reaped already); 0 while it runs, or when that
+ * cannot be told (the caller asks again later). */
+int ulp_pid_ended(uint32_t pid);
+
+/* Take *l as process `self` (its getpid, > 1). Only for sections a dead holder leaves nothing
+ * half-done in that the next holder reads: the guarded data is consistent after each store, or
+ * is the dead process's alone. Released with ulp_spin_unlock. */
+void ulp_plock_lock(uint32_t *l, uint32_t self);
+
+#endif
