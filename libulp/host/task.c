@@ -170,7 +170,8 @@ int pvas_task_create(struct pvas *pv, const struct pvas_task_attr *attr, struct 
 	    .idle = ulp_io_hook_idle,
 	    .poll = ulp_io_hook_poll,
 	    .wake = ulp_io_hook_wake,
-	    .switch_in = ulp_fs_switch_in, /* the ULP's cwd and umask (libulp/kernel/fs.c) */
+	    /* the ULP's cwd and umask, the tick (libulp/kernel/proc.c) */
+	    .switch_in = ulp_proc_switch_in,
 	};
 	struct ulp_sched_attr sa = {0};
 	struct pvas_task *t;

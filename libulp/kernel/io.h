@@ -39,6 +39,13 @@ struct ulp_io_worker {
 	uint64_t cpu_seen;     /* the worker thread's CPU time at the last tick (accounting) */
 	unsigned period_us;    /* the tick's period now: ulp_quantum_us, or ulp_spin_quantum_us */
 	unsigned ticks_seen;   /* ticks that found tick_task running, without a switch between */
+	/* The tick's handler runs here with the tick blocked (preempt.c): released by a switch */
+	int tick_held;
+	/* Where the last tick's handler here returned to, and that task's switch count: a tick
+	 * that finds it there again came while that handler ran (preempt.c, stale_tick) */
+	struct ulp_task *ret_task;
+	uintptr_t ret_pc, ret_sp;
+	uint64_t ret_switches;
 	/* The cwd and umask its thread has now (fs.c): a ULP's when fs_known */
 	uint64_t cwd_dev, cwd_ino;
 	unsigned umask;
@@ -324,5 +331,9 @@ void ulp_preempt_arm(struct ulp_worker *w, int on);
 /* Charge the CPU time the worker's thread used since its last tick to the ULP it runs now, as
  * the tick would (a CPU clock read: sys_proc.c), so that the ULP's count is current. */
 void ulp_preempt_account_now(struct ulp_worker *w);
+/* Unblock the tick on w's thread if a tick's handler there blocked it (preempt.c): before w
+ * switches to a ULP's task (the switch_in hook, proc.c) and before a ULP's signal handler runs
+ * (signal.c), so that the ULP's code is preemptible. Costs a few loads otherwise. */
+void ulp_preempt_release(struct ulp_worker *w);
 
 #endif

@@ -24,6 +24,17 @@
  *
  * Kicks (ULP_SIG_KICK, sys_thread.c) come on the tick's signal from tgkill (SI_TKILL): the
  * handler then only makes the running ULP thread look at its marks (kicked), it preempts nothing.
+ *
+ * One handler at a time. The kernel blocks the tick while its handler runs (no SA_NODEFER), so a
+ * tick that comes before the handler is done waits (a timer's signal is pending once, with its
+ * overrun) instead of nesting a frame on the stack: when every handler took longer than the
+ * period (under strace -f, where each signal and system call stops for the tracer) each tick
+ * interrupted the previous one's handler, thousands of frames deep, until the ULP's stack or the
+ * worker's alternate stack overflowed and the kernel killed the task with SIGSEGV. A handler that
+ * switches away leaves the tick blocked on its worker's thread: the next switch to a ULP's task
+ * unblocks it (ulp_preempt_release, from the switch_in hook), so that task stays preemptible,
+ * and so does a ULP's signal handler called from the handler (signal.c's invoke), which is the
+ * ULP's code and may leave by siglongjmp, never returning here.
  */
 #include "io.h"
 #include "syscall.h"
@@ -46,9 +57,10 @@
 #define DEFAULT_QUANTUM_US 1000
 #define DEFAULT_SPIN_QUANTUM_US 200
 #define SPIN_PREEMPTS 2
-/* Shorter turns cost more in ticks than they save, and ticks that come faster than the handler
- * runs (about 25 us on the 2-vCPU VM here) pile up on the stack: ULP_QUANTUM_US=20 crashed ULPs
- * (15 of 15 runs). The quantum and the spinners' turn are 0 (off) or at least this. */
+/* Shorter turns cost more in ticks than they save: a tick's handler takes about 25 us on the
+ * 2-vCPU VM here. (Before 27 Nov ticks that came faster than that piled up on the stack and
+ * ULP_QUANTUM_US=20 crashed ULPs, 15 of 15 runs; now they wait for the handler, see above.)
+ * The quantum and the spinners' turn are 0 (off) or at least this. */
 #define MIN_QUANTUM_US 50u
 
 unsigned ulp_quantum_us = DEFAULT_QUANTUM_US;
@@ -67,14 +79,14 @@ static long sys(long nr, long a, long b, long c, long d, long e, long f)
  * clock_gettime. What ran between two ticks is charged to the one found at the second, a
  * sampling error of one quantum; idle time is no CPU time.
  */
-static void account(struct ulp_worker *w, struct ulp_task *t, int user)
+static uint64_t account(struct ulp_worker *w, struct ulp_task *t, int user)
 {
 	struct ulp_io_worker *iw = ulp_io_worker(w);
 	struct timespec ts;
 	uint64_t now, d;
 
 	if (!iw || sys(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, (long)&ts, 0, 0, 0, 0))
-		return;
+		return UINT64_MAX;
 	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	d = iw->cpu_seen && now > iw->cpu_seen ? now - iw->cpu_seen : 0;
 	iw->cpu_seen = now;
@@ -87,6 +99,7 @@ static void account(struct ulp_worker *w, struct ulp_task *t, int user)
 			atomic_fetch_add(&u->cpu_ns[user ? 0 : 1], d);
 		ulp_cputime_check(cb); /* its CPU-time timers and RLIMIT_CPU */
 	}
+	return d;
 }
 
 void ulp_preempt_account_now(struct ulp_worker *w)
@@ -125,6 +138,23 @@ static int turn_over(struct ulp_io_worker *iw, struct ulp_task *t, int spinner)
 	return iw->ticks_seen && iw->ticks_seen * iw->period_us >= ulp_quantum_us;
 }
 
+static void tick_unblock(void)
+{
+	unsigned long tick = 1ul << (ULP_SIG_TICK - 1);
+
+	sys(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&tick, 0, sizeof(tick), 0, 0);
+}
+
+void ulp_preempt_release(struct ulp_worker *w)
+{
+	struct ulp_io_worker *iw = w ? ulp_io_worker(w) : NULL;
+
+	if (iw && iw->tick_held) {
+		iw->tick_held = 0;
+		tick_unblock();
+	}
+}
+
 /* A kick (ULP_SIG_KICK, sys_thread.c): another thread marked the ULP thread it saw running here
  * (a signal for it, its ULP dying). Whatever runs now looks, where its own code was interrupted;
  * inside the runtime, the trap's end looks anyway. */
@@ -148,27 +178,44 @@ static void tick_deliver(struct ulp_task *t, void *ucv)
 		ulp_sig_deliver(t->owner, ucv);
 }
 
-static void tick_handler(int sig, siginfo_t *si, void *ucv)
+/*
+ * Whether this tick came while the previous tick's handler on this worker ran, and waited for it
+ * (blocked): it finds the task where that handler returned to (same pc and stack pointer, no
+ * switch since) and the worker's thread used less than half a period of CPU since the previous
+ * tick began (cpu, from account). The ULP has not run since: switching it out now would give it
+ * no turn at all. When every handler takes longer than the period (under strace -f), nearly
+ * every sigreturn met such a tick and the ULPs made little progress (8 ranks of a loop without
+ * calls on 2 workers took up to 29 s under strace -f instead of 1-2 s).
+ */
+static int stale_tick(struct ulp_io_worker *iw, struct ulp_task *t, void *ucv, uint64_t cpu)
 {
-	struct ulp_worker *w = ulp_worker_self();
+	return iw && t == iw->ret_task && t->switches == iw->ret_switches &&
+	       ulp_arch_trap_pc(ucv) == iw->ret_pc && ulp_arch_trap_sp(ucv) == iw->ret_sp &&
+	       cpu < (uint64_t)iw->period_us * 500;
+}
+
+static void tick_run(struct ulp_worker *w, siginfo_t *si, void *ucv)
+{
 	struct ulp_io_worker *iw;
 	ucontext_t *uc = ucv;
 	struct ulp_task *t;
 	uintptr_t pc;
+	uint64_t cpu;
 	int spinner;
 
-	if (w && si->si_code == SI_TKILL) {
+	if (si->si_code == SI_TKILL) {
 		kicked(ucv);
 		return;
 	}
-	if (!w || si->si_code != SI_TIMER)
+	if (si->si_code != SI_TIMER)
 		return;
 	t = w->cur;
 	pc = ulp_arch_trap_pc(ucv);
-	account(w, t, pc >= region_lo && pc < region_hi);
+	cpu = account(w, t, pc >= region_lo && pc < region_hi);
 	/* a waiting thread's probe (spinyield.c) runs the scheduler's work, not t's code */
 	if (!t || !t->owner || pc < region_lo || pc >= region_hi ||
-	    __atomic_load_n(&w->probing, __ATOMIC_RELAXED))
+	    __atomic_load_n(&w->probing, __ATOMIC_RELAXED) ||
+	    stale_tick(ulp_io_worker(w), t, ucv, cpu))
 		return;
 	ulp_io_poll(w);
 	/* A thread of a dying ULP that spins without system calls (MPI progress loops) ends
@@ -200,6 +247,32 @@ static void tick_handler(int sig, siginfo_t *si, void *ucv)
 	uc->uc_stack.ss_flags = 0;
 	/* Its ULP's end or signals posted to it while it waited its turn. */
 	tick_deliver(t, ucv);
+}
+
+/* Runs with the tick blocked (see the top): tick_held says so to a switch made inside. */
+static void tick_handler(int sig, siginfo_t *si, void *ucv)
+{
+	struct ulp_worker *w = ulp_worker_self();
+	struct ulp_io_worker *iw = w ? ulp_io_worker(w) : NULL;
+
+	if (!w)
+		return;
+	if (iw)
+		iw->tick_held = 1;
+	else
+		tick_unblock(); /* nothing would unblock it at a switch: as before, re-entrant */
+	tick_run(w, si, ucv);
+	/* Maybe resumed on another worker, whose tick a switch to this task unblocked. The
+	 * sigreturn unblocks it here: it was not blocked when this tick came. */
+	w = ulp_worker_self();
+	iw = ulp_io_worker(w);
+	if (!iw)
+		return;
+	iw->tick_held = 0;
+	iw->ret_task = w->cur;
+	iw->ret_switches = w->cur ? w->cur->switches : 0;
+	iw->ret_pc = ulp_arch_trap_pc(ucv);
+	iw->ret_sp = ulp_arch_trap_sp(ucv);
 }
 
 static void wake_handler(int sig, siginfo_t *si, void *uc)
@@ -332,9 +405,10 @@ int ulp_io_install(struct pvas_region *r)
 	ulp_io_ring_rw = ring_rw_mode();
 	region_lo = r->base;
 	region_hi = r->base + r->size;
-	/* On the ULP's stack (no SA_ONSTACK), re-entrant (SA_NODEFER: the next ULP must stay
-	 * preemptible after a switch inside the handler), restarting interrupted system calls. */
-	rc = ulp_trap_handler_install(ULP_SIG_TICK, tick_handler, SA_NODEFER | SA_RESTART);
+	/* On the ULP's stack (no SA_ONSTACK), not re-entrant (no SA_NODEFER: see the top; a switch
+	 * inside the handler unblocks the tick for the next ULP), restarting interrupted system
+	 * calls. */
+	rc = ulp_trap_handler_install(ULP_SIG_TICK, tick_handler, SA_RESTART);
 	if (rc)
 		return rc;
 	return ulp_trap_handler_install(ULP_SIG_WAKE, wake_handler, SA_RESTART);

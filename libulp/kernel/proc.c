@@ -267,6 +267,12 @@ static void trap_worker_start(struct ulp_worker *w, void *arg)
 	ulp_trap_worker_init(w);
 }
 
+void ulp_proc_switch_in(struct ulp_worker *w, struct ulp_task *t, void *arg)
+{
+	ulp_preempt_release(w);	     /* the tick, if a tick's handler switches (preempt.c) */
+	ulp_fs_switch_in(w, t, arg); /* the ULP's cwd and umask (fs.c) */
+}
+
 static const struct ulp_sched_hooks proc_hooks = {
     .worker_start = trap_worker_start,
     .task_exit = proc_task_exit,
@@ -274,7 +280,7 @@ static const struct ulp_sched_hooks proc_hooks = {
     .idle = ulp_io_hook_idle,
     .poll = ulp_io_hook_poll,
     .wake = ulp_io_hook_wake,
-    .switch_in = ulp_fs_switch_in, /* the ULP's cwd and umask (fs.c) */
+    .switch_in = ulp_proc_switch_in,
 };
 
 const struct ulp_sched_hooks *ulp_proc_sched_hooks(void)

@@ -340,6 +340,9 @@ void ulp_mm_take(struct ulp_cb *cb, uintptr_t lo, size_t len);
 void ulp_fs_worker_init(struct ulp_worker *w);
 void ulp_fs_switch_in(struct ulp_worker *w, struct ulp_task *t, void *arg);
 void ulp_fs_start(struct ulp_cb *cb);
+/* The switch_in hook of the ULP layer's instances (proc.c, libulp/host/task.c): the worker's
+ * tick unblocked when a tick's handler switches (preempt.c), the ULP's cwd and umask. */
+void ulp_proc_switch_in(struct ulp_worker *w, struct ulp_task *t, void *arg);
 
 /* The syscall trap (trap.c): installed once per process, before ULPs run. */
 int ulp_trap_install(struct pvas_region *r);

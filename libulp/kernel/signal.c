@@ -492,6 +492,9 @@ static void invoke(struct ulp_cb *cb, int sig, const siginfo_t *si, void *uc, in
 	 * SIGRTMIN+1 and SIGRTMIN+2 both due run every SIGRTMIN+2 handler first. */
 	if (!fault && depth < MAX_NEST)
 		run_pending(cb, uc, depth + 1);
+	/* Called from the tick's handler, which runs with the tick blocked: the handler is the
+	 * ULP's code, preemptible, and may leave by siglongjmp (preempt.c). */
+	ulp_preempt_release(ulp_worker_self());
 	if ((a.flags & KSA_ONSTACK) && cb->sig.alt_size &&
 	    !(here >= cb->sig.alt_sp && here < cb->sig.alt_sp + cb->sig.alt_size)) {
 		struct onstack o = {&a, sig, si, uc, {0}};

@@ -210,9 +210,10 @@ void ulp_trap_call(struct ulp_cb *cb, long nr, void *ucv)
 	 * call, take effect now, before the call returns, as the kernel does it (signal.c). */
 	ulp_sig_deliver(cb, ucv);
 	/* The kernel's mask of a worker never blocks a ULP's signal (masks are per ULP thread,
-	 * signal.c): a frame left by an abandoned handler frame must not bring one back. */
+	 * signal.c): a frame left by an abandoned handler frame must not bring one back. Nor the
+	 * tick, which only its own handler blocks (preempt.c): the ULP's code stays preemptible. */
 	if (!ulp_sys_in_child())
-		*ulp_arch_trap_sigmask(ucv) &= ULP_RT_SIGMASK;
+		*ulp_arch_trap_sigmask(ucv) &= ULP_RT_SIGMASK & ~(1ul << (ULP_SIG_TICK - 1));
 }
 
 int ulp_trap_call_fast(struct ulp_cb *cb, long nr, void *ucv, long *ret)

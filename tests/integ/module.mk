@@ -10,7 +10,7 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/execs $(INTEG)/execs_dyn $(INTEG)/spinwait $(INTEG)/spinwait_dyn \
 	$(INTEG)/fdends $(INTEG)/fdends_dyn $(INTEG)/fdends_nopie $(INTEG)/dblclose \
 	$(INTEG)/stdfds $(INTEG)/stdfds_dyn $(INTEG)/sigfd $(INTEG)/sigfd_dyn \
-	$(INTEG)/locks $(INTEG)/locks_dyn
+	$(INTEG)/locks $(INTEG)/locks_dyn $(INTEG)/crunch
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn $(INTEG)/rtqueue $(INTEG)/rtqueue_dyn \
 	$(INTEG)/fastcall_mt $(INTEG)/fastcall_mt_dyn $(INTEG)/forkthreads $(INTEG)/forkthreads_dyn
@@ -73,6 +73,7 @@ check-integ: $(INTEG_PROGS) $(THREAD_PROGS) $(O)/bin/ulpexec $(O)/bin/ulpspawn $
 	$(Q)ULP_TEST_TIMEOUT=900 $(RUN_TEST) integ-maps sh tests/integ/maps.sh $(O)
 	$(Q)$(RUN_TEST) integ-process sh tests/integ/process.sh $(O)
 	$(Q)$(RUN_TEST) integ-signals sh tests/integ/signals.sh $(O)
+	$(Q)$(RUN_TEST) integ-traced sh tests/integ/traced.sh $(O)
 	$(Q)$(RUN_TEST) integ-rtqueue sh tests/integ/rtqueue.sh $(O)
 	$(Q)$(RUN_TEST) integ-ident sh tests/integ/ident.sh $(O)
 	$(Q)$(RUN_TEST) integ-pgrp sh tests/integ/pgrp.sh $(O)
