@@ -90,16 +90,14 @@ static void spin_hook(void *uc, uintptr_t probe, void *regs)
 	w = ulp_worker_self();
 	self = w->cur;
 	ulp_io_poll(w); /* completions make parked ULPs ready */
-	if (ulp_worker_has_ready(w)) {
-		if (probe && spin_probe_on) {
-			self->probe_code = probe;
-			self->probe_regs = regs;
-			self->probe = spin_ready;
-			ulp_task_yield_wait(self);
-			self->probe = NULL;
-		} else {
-			ulp_task_yield(self);
-		}
+	if (probe && spin_probe_on) { /* it may also steal work for this worker */
+		self->probe_code = probe;
+		self->probe_regs = regs;
+		self->probe = spin_ready;
+		ulp_task_yield_wait(self);
+		self->probe = NULL;
+	} else if (ulp_worker_has_ready(w)) {
+		ulp_task_yield(self);
 	}
 	if (!cb->tg || cb->tg->nlive <= 1 || !(ulp_sig_pending(cb) & ULP_SIG_BIT(SIGCANCEL))) {
 		ulp_tg_kick(cb, uc);
