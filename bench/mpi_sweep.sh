@@ -27,6 +27,22 @@ cap=${SWEEP_CAP:-120}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 now() { date +%s.%N; }
+# The ULP ranks share one address space, hence one vm.max_map_count: an MPICH rank maps about
+# 270 + 2 per other rank (docs/mpi.md), 67,000 for 128 ranks, over Debian's 65,530. As root the
+# limit is raised for the sweep and put back after (it does not change the processes' runs).
+maxr=0
+for r in $ranks; do [ "$r" -gt $maxr ] && maxr=$r; done
+need=$((300 * maxr + 2 * maxr * maxr + 4096))
+limit=$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)
+if [ "$limit" -lt $need ]; then
+	if [ "$(id -u)" = 0 ] && sysctl -qw vm.max_map_count=$need 2>/dev/null; then
+		trap 'sysctl -qw vm.max_map_count=$limit; rm -rf "$T"' EXIT
+		echo "bench/mpi_sweep: vm.max_map_count raised from $limit to $need for the sweep" >&2
+	else
+		echo "bench/mpi_sweep: vm.max_map_count $limit is below the $need that $maxr ULP ranks" \
+			"need: the largest ULP runs will fail (raise it as root)" >&2
+	fi
+fi
 
 variants=
 if [ -x "$B/bin/ulpspawn" ] && [ -x "$P" ]; then

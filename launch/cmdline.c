@@ -368,19 +368,33 @@ static long maps_now(void)
 	return n;
 }
 
-void cmd_check_map_count(const char *tool, const struct segment *segs, int nsegs)
+/* vm.max_map_count, or 0 when it cannot be read. */
+static long map_count_limit(void)
 {
-	long limit = 0, now = maps_now(), need = 0, per_max = 0, total = 0;
-	/* the tools' own later mappings: worker stacks, io_uring rings, libc arenas */
-	const long slack = 256;
 	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
-	int i;
+	long limit = 0;
 
 	if (f) {
 		if (fscanf(f, "%ld", &limit) != 1)
 			limit = 0;
 		fclose(f);
 	}
+	return limit;
+}
+
+/* The limit to suggest for n mappings: the next multiple of 65536 above them. */
+static long map_count_suggest(long n)
+{
+	return (n / 65536 + 1) * 65536;
+}
+
+void cmd_check_map_count(const char *tool, const struct segment *segs, int nsegs)
+{
+	long limit = map_count_limit(), now = maps_now(), need = 0, per_max = 0, total = 0;
+	/* the tools' own later mappings: worker stacks, io_uring rings, libc arenas */
+	const long slack = 256;
+	int i;
+
 	if (limit <= 0 || now < 0)
 		return; /* no procfs: nothing to check against */
 	for (i = 0; i < nsegs; i++) {
@@ -398,9 +412,32 @@ void cmd_check_map_count(const char *tool, const struct segment *segs, int nsegs
 	    "per rank), more than vm.max_map_count (%ld) leaves: %ld are in use; nothing was "
 	    "started.\n"
 	    "%s: raise the limit as root: sysctl -w vm.max_map_count=%ld (or run fewer ranks)\n",
-	    tool, total, need, per_max, limit, now, tool,
-	    ((now + need + slack) / 65536 + 1) * 65536);
+	    tool, total, need, per_max, limit, now, tool, map_count_suggest(now + need + slack));
 	exit(1);
+}
+
+/* Within this many mappings of the limit: near it (a rank that ended released its own, some
+ * hundreds for an MPI rank). */
+#define MAP_COUNT_NEAR 1024
+
+void cmd_map_count_hint(const char *tool)
+{
+	static int said;
+	long limit, now;
+
+	if (said)
+		return;
+	said = 1;
+	limit = map_count_limit();
+	now = maps_now();
+	if (limit <= 0 || now < 0 || now + MAP_COUNT_NEAR < limit)
+		return;
+	fprintf(stderr,
+		"%s: this job's address space holds %ld memory mappings, near vm.max_map_count "
+		"(%ld): a rank's mmap or shmat fails there with ENOMEM (\"Cannot allocate "
+		"memory\"); an MPI rank maps about 2 more per other rank.\n"
+		"%s: raise the limit as root: sysctl -w vm.max_map_count=%ld (or run fewer ranks)\n",
+		tool, now, limit, tool, map_count_suggest(2 * limit));
 }
 
 char *cmd_resolve(const char *prog)

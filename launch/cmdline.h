@@ -55,6 +55,11 @@ unsigned cmd_cpulist(const char *tool, const char *s, int *cpus, unsigned max);
  * /proc/sys/vm/max_map_count minus the mappings already there cannot hold them. A job that would
  * hit the limit fails halfway (mmap returns ENOMEM inside some ULP), so refuse it whole. */
 void cmd_check_map_count(const char *tool, const struct segment *segs, int nsegs);
+/* After a rank failed: when this address space holds nearly vm.max_map_count mappings (the
+ * estimate above counts neither the libraries a program dlopens nor what ranks map of each
+ * other: an MPICH rank maps about 2 more per peer), say so and how to raise the limit, once;
+ * a rank's mmap or shmat failing with ENOMEM there is the likely cause. */
+void cmd_map_count_hint(const char *tool);
 /* The MPI library a program links (a DT_NEEDED of its own; not followed further, nor dlopen):
  * MPICH's (simple PMI-1, which ulpspawn serves) or Open MPI's (PMIx, which it does not). Its
  * soname goes to lib (len bytes) when one is found. */

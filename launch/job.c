@@ -330,6 +330,7 @@ static void pmi_abort(void *arg, int rank, int code, const char *msg)
 		return;
 	fprintf(stderr, "%s: rank %d called MPI_Abort with exit code %d%s%s; ending the job\n",
 		j->o->tool, rank, code, *msg ? ": " : "", msg);
+	cmd_map_count_hint(j->o->tool); /* before the ranks go: their mappings count */
 	j->pmi_abort_rank = rank;
 	j->pmi_abort_code = code;
 	j->killed = 1;
@@ -400,6 +401,9 @@ static void rank_ended(struct job *j, long x, int status, const struct pvas_ulp_
 		j->r[x].by_abort = WIFSIGNALED(status);
 		return;
 	}
+	if ((WIFSIGNALED(status) && !by_forwarded(j, status)) ||
+	    (WIFEXITED(status) && WEXITSTATUS(status)))
+		cmd_map_count_hint(j->o->tool);
 	if (WIFSIGNALED(status) && !j->o->keep_going && !by_forwarded(j, status)) {
 		j->abort_rank = x;
 		j->killed = 1;
