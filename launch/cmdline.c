@@ -432,12 +432,13 @@ void cmd_map_count_hint(const char *tool)
 	now = maps_now();
 	if (limit <= 0 || now < 0 || now + MAP_COUNT_NEAR < limit)
 		return;
-	fprintf(stderr,
-		"%s: this job's address space holds %ld memory mappings, near vm.max_map_count "
-		"(%ld): a rank's mmap or shmat fails there with ENOMEM (\"Cannot allocate "
-		"memory\"); an MPI rank maps about 2 more per other rank.\n"
-		"%s: raise the limit as root: sysctl -w vm.max_map_count=%ld (or run fewer ranks)\n",
-		tool, now, limit, tool, map_count_suggest(2 * limit));
+	fprintf(
+	    stderr,
+	    "%s: this job's address space holds %ld memory mappings, near vm.max_map_count "
+	    "(%ld): a rank's mmap or shmat fails there with ENOMEM (\"Cannot allocate "
+	    "memory\"); an MPI rank maps about 2 more per other rank.\n"
+	    "%s: raise the limit as root: sysctl -w vm.max_map_count=%ld (or run fewer ranks)\n",
+	    tool, now, limit, tool, map_count_suggest(2 * limit));
 }
 
 char *cmd_resolve(const char *prog)

@@ -89,7 +89,7 @@ static void spin_hook(void *uc, uintptr_t probe, void *regs)
 		return; /* a fork child of the ULP: a process of its own, alone in it */
 	w = ulp_worker_self();
 	self = w->cur;
-	ulp_io_poll(w); /* completions make parked ULPs ready */
+	ulp_io_poll(w);		      /* completions make parked ULPs ready */
 	if (probe && spin_probe_on) { /* it may also steal work for this worker */
 		self->probe_code = probe;
 		self->probe_regs = regs;

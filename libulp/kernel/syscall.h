@@ -69,10 +69,10 @@ void ulp_fast_exec(struct ulp_cb *cb);
 int ulp_fast_on(void);
 /* Rewrite the code at pc of cb with patch (over an ulp_arch_*_patch) into cb's next free
  * trampoline slot (spare: the one after it, writable too, or 0 when there is none; patch returns
- * 1 when it used both): 0, or 1 when both were used; -ENOSPC when no slot is left; -EALREADY when pc lies in code refused
- * before; else patch's -errno, and but for -EAGAIN (try again later) the code [refuse[0],
- * refuse[1]) is remembered as refused (patch may widen it from [pc, pc+1)). Only while no other
- * thread of cb runs. */
+ * 1 when it used both): 0, or 1 when both were used; -ENOSPC when no slot is left; -EALREADY when
+ * pc lies in code refused before; else patch's -errno, and but for -EAGAIN (try again later) the
+ * code [refuse[0], refuse[1]) is remembered as refused (patch may widen it from [pc, pc+1)). Only
+ * while no other thread of cb runs. */
 typedef int (*ulp_fast_patch_fn)(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot,
 				 uintptr_t spare, uintptr_t refuse[2]);
 int ulp_fast_rewrite(struct ulp_cb *cb, uintptr_t pc, ulp_fast_patch_fn patch);

@@ -78,7 +78,7 @@ struct ulp_task {
 	uintptr_t probe_code;
 	void *probe_regs;
 	uint32_t probe_scan; /* the worker's wait_scan that last passed the task over */
-	const void *san_lo; /* stack bounds for the ASan build's fiber annotations */
+	const void *san_lo;  /* stack bounds for the ASan build's fiber annotations */
 	size_t san_size;
 };
 

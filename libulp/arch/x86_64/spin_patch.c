@@ -187,12 +187,13 @@ static int build(uintptr_t slot, uintptr_t w, uintptr_t wend, int probe)
  *  wait: xor %eax,%eax
  *   out: pop r15-r12, rbp, rbx; ret
  */
-static const int8_t frame_off[16] = {112, 96, 88, 104, -1, 64, 80, 72, 56, 48, 40, 32, 24, 16, 8, 0};
+static const int8_t frame_off[16] = {112, 96, 88, 104, -1, 64, 80, 72,
+				     56,  48, 40, 32,  24, 16, 8,  0};
 
 static void put_load(struct tramp *tr, unsigned r)
 {
-	uint8_t mov[4] = {(uint8_t)(0x48 | (r >= 8 ? 4 : 0)), 0x8b,
-			  (uint8_t)(0x47 | (r & 7) << 3), (uint8_t)frame_off[r]};
+	uint8_t mov[4] = {(uint8_t)(0x48 | (r >= 8 ? 4 : 0)), 0x8b, (uint8_t)(0x47 | (r & 7) << 3),
+			  (uint8_t)frame_off[r]};
 
 	put(tr, mov, sizeof(mov));
 }
@@ -200,9 +201,10 @@ static void put_load(struct tramp *tr, unsigned r)
 int ulp_x86_spin_probe_build(uintptr_t slot, const struct ulp_x86_loop *l)
 {
 	static const uint8_t push[] = {0x53, 0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57};
-	static const uint8_t tail[] = {0xb8, 1, 0, 0, 0, 0xeb, 0x02, /* ready */
-				       0x31, 0xc0,		 /* wait */
-				       0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b, 0xc3};
+	static const uint8_t tail[] = {0xb8, 1,	   0,	 0,    0,    0xeb, 0x02, /* ready */
+				       0x31, 0xc0,				 /* wait */
+				       0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41,
+				       0x5c, 0x5d, 0x5b, 0xc3};
 	struct tramp tr = {(uint8_t *)slot, slot, 16};
 	uintptr_t p, ready, wait;
 	struct ulp_insn in;
@@ -218,8 +220,9 @@ int ulp_x86_spin_probe_build(uintptr_t slot, const struct ulp_x86_loop *l)
 		put_load(&tr, 7);
 	for (p = l->head; p < l->end; p += in.len) {
 		ulp_insn_decode((const uint8_t *)p, l->end - p, &in);
-		body += !(in.flags & ULP_INSN_BRANCH) ? in.len
-			: (in.map == 0 && (in.opcode == 0xeb || in.opcode == 0xe9)) ? 5 : 6;
+		body += !(in.flags & ULP_INSN_BRANCH)				    ? in.len
+			: (in.map == 0 && (in.opcode == 0xeb || in.opcode == 0xe9)) ? 5
+										    : 6;
 	}
 	if (tr.n + body + sizeof(tail) > ULP_FAST_SLOT)
 		return -E2BIG;
