@@ -549,8 +549,15 @@ static __attribute__((noinline, cold)) int yield_slow(struct ulp_task *self, str
 		next = ulp_deque_pop_fenced(&w->dq);
 	if (!next)
 		next = next_ready(w);
-	if (next && next->probe)
+	if (next && next->probe) {
+		/* every one here waits: as ulp_task_yield_wait, a steal now and then only (our own
+		 * deque shows work, so the look below would enter the gate at every yield) */
 		next = past_waiters(w, next);
+		if (!next)
+			next = steal_for_waiter(w, self);
+		if (!next)
+			return 0;
+	}
 	/* Nothing here: take work from another worker rather than spin on this one. Stealing
 	 * means entering the gate (a membarrier): only when some deque shows work. */
 	if (!next && !self->pinned && w->rt->nworkers > 1 && work_visible(w)) {
