@@ -39,19 +39,6 @@ static int spin_stats;
 static _Atomic unsigned long spin_rewritten, spin_with_probe, spin_probed_waiting,
     spin_probed_ready;
 
-/*
- * From a rewritten loop, each iteration: the thread's turn goes to the next ready task of its
- * worker, then the thread ends if its ULP is dying. With nothing else ready here the loop goes on
- * spinning, as the program wrote it: unlike a sched_yield the program asked for (ulp_io_yield), no
- * system call and no nap, so a wait for a ULP on another worker ends as soon as the memory
- * changes. Signals are delivered here, on the context built by the entry, as the fast path does,
- * but glibc's cancellation signal of a ULP with several threads: the next tick that finds the
- * thread in its own code delivers that one from the kernel's signal frame, through which an
- * asynchronous pthread_cancel can unwind (there is no unwind information for the trampoline).
- * Until 27 Nov every signal of such a ULP waited so, and two threads of one ULP spinning on one
- * worker, which hand it to each other at every iteration, seldom were in their own code at a
- * tick: their SIGALRM came 1 to 50 s late.
- */
 /* glibc's SIGCANCEL (its first real-time signal, which it keeps from programs). */
 #define SIGCANCEL 32
 
@@ -79,6 +66,20 @@ static int spin_ready(struct ulp_task *t)
 	return r;
 }
 
+/*
+ * From a rewritten loop, each iteration: the thread's turn goes to the next ready task of its
+ * worker (passing over threads whose probe says they would only find their memory unchanged, and
+ * now and then stealing from another worker: ulp_task_yield_wait), then the thread ends if its ULP
+ * is dying. With nothing else ready here the loop goes on spinning, as the program wrote it: unlike
+ * a sched_yield the program asked for (ulp_io_yield), no system call and no nap, so a wait for a
+ * ULP on another worker ends as soon as the memory changes. Signals are delivered here, on the
+ * context built by the entry, as the fast path does, but glibc's cancellation signal of a ULP with
+ * several threads: the next tick that finds the thread in its own code delivers that one from the
+ * kernel's signal frame, through which an asynchronous pthread_cancel can unwind (there is no
+ * unwind information for the trampoline). Until 27 Nov every signal of such a ULP waited so, and
+ * two threads of one ULP spinning on one worker, which hand it to each other at every iteration,
+ * seldom were in their own code at a tick: their SIGALRM came 1 to 50 s late.
+ */
 static void spin_hook(void *uc, uintptr_t probe, void *regs)
 {
 	struct ulp_cb *cb = ulp_current_cb();
