@@ -379,6 +379,49 @@ static long read_parked(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c
 	}
 }
 
+/* A read of a FIFO's read end without blocking, its status flags untouched (other processes
+ * share them): vmsplice from the pipe to the ULP's buffers with SPLICE_F_NONBLOCK reads as the
+ * read would (the bytes there, up to the buffers' length; 0 at the end: no writer left), or
+ * says -EAGAIN. Only for a file opened for reading alone (vmsplice writes into a pipe open for
+ * writing) that refused RWF_NOWAIT (vmsplice clears FMODE_NOWAIT, which such a file has not). */
+static long fifo_try(const struct rw *c)
+{
+	long r;
+
+	do
+		r = sys(SYS_vmsplice, c->fd, (long)c->iov, c->cnt, SPLICE_F_NONBLOCK, 0, 0);
+	while (r == -EINTR);
+	return r;
+}
+
+/*
+ * The read of a FIFO, which refuses RWF_NOWAIT: tried without blocking (fifo_try); when there is
+ * nothing to read, the ULP parks on a poll of the FIFO (which its end, POLLHUP, ends too) and
+ * tries again. Not the ring's read (read_parked), which held the FIFO end open after the ULP's
+ * close: io_uring retries a file without RWF_NOWAIT by poll only while it polls POLLIN, and a
+ * FIFO at its end polls POLLHUP alone, so the read ended in an io-wq thread, whose request, with
+ * its reference to the open file, is freed in the task work of the worker that submitted it.
+ * While that worker waited in the vfork clone of a posix_spawn (no task work runs there), a
+ * writer's open paired with the closed end and its byte went nowhere: a FIFO pair beside a
+ * spawning ULP waited for each other for ever (docs/syscalls.md, "Calls that park the ULP"). A
+ * poll's request is freed where its completion is posted. nonblock: O_NONBLOCK is set.
+ */
+static long read_fifo(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c, int nonblock)
+{
+	struct ulp_io_wait wt;
+	long r;
+
+	for (;;) {
+		r = fifo_try(c);
+		if (r != -EAGAIN || nonblock)
+			return r;
+		ulp_io_wait_init(io, &wt, cb, 1);
+		r = park_fd(io, &wt, cb, c->fd, POLLIN, 0);
+		if (r)
+			return r;
+	}
+}
+
 /* A regular file, whose O_NONBLOCK means nothing: its read waits for the disk in a process. */
 static int is_regular(int fd)
 {
@@ -401,6 +444,9 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	int no_sock = (*word & ULP_FD_NOT_SOCK) || (noted && ulp_io_sock_rwf_nowait);
 	long r = noted || !ulp_io_rwf_nowait ? -EOPNOTSUPP : rw_try(c, 1);
 	int tried = r == -EAGAIN; /* the try said "would block" (not refused, not skipped) */
+	/* refused, not skipped: a FIFO that may be read by fifo_try */
+	int refused = noted || (r == -EOPNOTSUPP && ulp_io_rwf_nowait);
+	long fl;
 	unsigned type;
 
 	if (r > 0) /* maybe short where a process's read is not (read_rest) */
@@ -437,7 +483,11 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	/* Made non-blocking by the program: the kernel's answer (the ring would wait: it retries
 	 * an O_NONBLOCK file by poll). That is the call itself where no try said it, and for a
 	 * regular file, whose O_NONBLOCK means nothing (it waits for the disk in a process). */
-	if (fd_nonblock(c->fd))
+	fl = sys(SYS_fcntl, c->fd, F_GETFL, 0, 0, 0, 0);
+	if (refused && polls && c->off < 0 && fl >= 0 && (fl & O_ACCMODE) == O_RDONLY &&
+	    (r = read_fifo(io, cb, c, (fl & O_NONBLOCK) != 0)) != -EBADF)
+		return r; /* a FIFO's read end (vmsplice says EBADF for what is no pipe) */
+	if (fl >= 0 && (fl & O_NONBLOCK))
 		return !tried || is_regular(c->fd) ? rw_try(c, 0) : -EAGAIN;
 	return read_parked(io, cb, c, no_sock ? 0 : sock_deadline(c->fd, POLLIN, word));
 }

@@ -329,6 +329,29 @@ for l in "$X -w 2" "$S -t 1 -w 2"; do
 		$l -n 1 $D spawn 300 : -n 1 $D fifo 300 "$T/dc.f" "$T/dc.a" r \
 		: -n 1 $D fifo 300 "$T/dc.f" "$T/dc.a" w
 done
+# The same pair with a wider window: each side opens its read end 1 ms late (so the partner's
+# write open comes first, and pairs with whatever reader the FIFO still has), and strace holds
+# each spawned child 2 ms at its execve, while the spawning worker waits in the vfork clone. A
+# FIFO read the ring held until the end of the file ended in io-wq, whose request kept the read
+# end open until the worker that submitted it ran its task work, which one waiting in the clone
+# does only once the child has exec'd: the partner's write open paired with that end after the
+# ULP's close, its byte went nowhere, and the two waited for each other for ever (9 hangs in 32
+# runs of this case with ulpexec until 27 Nov, none in 28 after; docs/syscalls.md, "Calls that
+# park the ULP"). Three runs per launcher.
+if ! command -v strace >/dev/null || ! strace -f -qq -o /dev/null true 2>/dev/null; then
+	skip "a FIFO pair, read ends opened late, beside a spawning ULP held in vfork: no strace, or no ptrace here"
+else
+	TEST_TIMEOUT=60 # a run takes 5-15 s; a hung one should not hold the suite 120 s
+	for l in "$X -w 2" "$S -t 1 -w 2"; do
+		# shellcheck disable=SC2086 # the launcher and its options are words
+		three_runs "pair_ok 300 && [ \"\$(lines '^dblclose spawn: 300 of 300 ended with 0\$')\" = 1 ]" \
+			"a FIFO pair opening read ends late beside a ULP whose spawns wait in vfork never hangs ($l)" \
+			strace -f -qq -o /dev/null --seccomp-bpf -e trace=execve \
+			-e inject=execve:delay_enter=2000 $l -n 1 $D spawn 300 \
+			: -n 1 $D fifo 300 "$T/dc.f" "$T/dc.a" r late : -n 1 $D fifo 300 "$T/dc.f" "$T/dc.a" w late
+	done
+	TEST_TIMEOUT=120
+fi
 # A program that a ULP spawns beside such a pair holds no end of the pair's FIFOs, as a process's
 # child never holds another process's descriptors: the pair opens them without O_CLOEXEC, so that
 # a copy the child kept outlives its execve, where `dblclose seen` looks. The child read a

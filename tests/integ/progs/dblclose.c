@@ -16,13 +16,15 @@
  *   dblclose spawn N  N rounds of posix_spawn of /bin/true and waitpid for it (the runtime
  *                     parks the wait on a pidfd of the child, its own descriptor for the
  *                     while): each must end with status 0; prints the count of those that did.
- *   dblclose fifo N F A r|w [keep]   N rounds in lock-step of two ULPs, by blocking FIFO opens
- *                     (the runtime runs them on its ring, whose descriptor is made in the
- *                     kernel's io-wq thread): r opens F for reading and reads one byte to EOF,
- *                     then opens A for writing and writes one; w the other ends; every
+ *   dblclose fifo N F A r|w [keep] [late]   N rounds in lock-step of two ULPs, by blocking
+ *                     FIFO opens (the runtime runs them on its ring, whose descriptor is made
+ *                     in the kernel's io-wq thread): r opens F for reading and reads one byte
+ *                     to EOF, then opens A for writing and writes one; w the other ends; every
  *                     descriptor is closed twice as above. Each side prints the bytes it read
  *                     (N). keep: the ends are opened without O_CLOEXEC, so that a copy a child
- *                     process kept would outlive its execve.
+ *                     process kept would outlive its execve. late: each read end is opened 1 ms
+ *                     late, so that the partner's write open comes first (and pairs with any
+ *                     reader the FIFO still has).
  *   dblclose fork N   N rounds of fork, _exit(0) in the child, and waitpid (the ULP's
  *                     placeholder makes the child and waits for it); prints the count of
  *                     those that ended with 0.
@@ -44,6 +46,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 struct counts {
@@ -123,12 +126,17 @@ static const char *close_nobodys(int fd)
 
 /* One FIFO open of path, one byte written (wr) or read to EOF, closed twice; the bytes read.
  * keep: without O_CLOEXEC. */
-static long fifo_end(const char *path, int wr, int keep, struct counts *c)
+static long fifo_end(const char *path, int wr, int keep, int late, struct counts *c)
 {
+	struct timespec pause = {0, 1000000};
 	struct stat st;
 	char b[64];
 	long got = 0, r;
-	int fd = open(path, (wr ? O_WRONLY : O_RDONLY) | (keep ? 0 : O_CLOEXEC));
+	int fd;
+
+	if (late && !wr)
+		nanosleep(&pause, NULL);
+	fd = open(path, (wr ? O_WRONLY : O_RDONLY) | (keep ? 0 : O_CLOEXEC));
 
 	if (fd < 0 || fstat(fd, &st)) {
 		c->bad++;
@@ -142,14 +150,14 @@ static long fifo_end(const char *path, int wr, int keep, struct counts *c)
 	return got;
 }
 
-static int fifo_main(long n, const char *f, const char *a, int w, int keep)
+static int fifo_main(long n, const char *f, const char *a, int w, int keep, int late)
 {
 	struct counts c = {0};
 	long got = 0, i;
 
 	for (i = 0; i < n; i++) {
-		got += fifo_end(f, w, keep, &c);
-		got += fifo_end(a, !w, keep, &c);
+		got += fifo_end(f, w, keep, late, &c);
+		got += fifo_end(a, !w, keep, late, &c);
 	}
 	printf("dblclose fifo %s: %ld bytes read, %ld lost, %ld wrong closes, %ld errors\n",
 	       w ? "w" : "r", got, c.lost, c.wrong, c.bad);
@@ -240,14 +248,23 @@ static int nobodys_main(int argc, char **argv)
 	return 0;
 }
 
+/* Whether word is one of argv[from...]. */
+static int has_word(int argc, char **argv, int from, const char *word)
+{
+	for (; from < argc; from++)
+		if (!strcmp(argv[from], word))
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct counts c = {0};
 	long n = argc > 1 ? atol(argv[1]) : 2000, i;
 
-	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "fifo"))
+	if (argc >= 6 && !strcmp(argv[1], "fifo"))
 		return fifo_main(atol(argv[2]), argv[3], argv[4], argv[5][0] == 'w',
-				 argc == 7 && !strcmp(argv[6], "keep"));
+				 has_word(argc, argv, 6, "keep"), has_word(argc, argv, 6, "late"));
 	if (argc == 3 && !strcmp(argv[1], "fork"))
 		return fork_main(atol(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "spawn-check"))
