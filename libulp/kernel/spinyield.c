@@ -68,17 +68,17 @@ static int spin_ready(struct ulp_task *t)
 
 /*
  * From a rewritten loop, each iteration: the thread's turn goes to the next ready task of its
- * worker (passing over threads whose probe says they would only find their memory unchanged, and
- * now and then stealing from another worker: ulp_task_yield_wait), then the thread ends if its ULP
- * is dying. With nothing else ready here the loop goes on spinning, as the program wrote it: unlike
- * a sched_yield the program asked for (ulp_io_yield), no system call and no nap, so a wait for a
- * ULP on another worker ends as soon as the memory changes. Signals are delivered here, on the
- * context built by the entry, as the fast path does, but glibc's cancellation signal of a ULP with
- * several threads: the next tick that finds the thread in its own code delivers that one from the
- * kernel's signal frame, through which an asynchronous pthread_cancel can unwind (there is no
- * unwind information for the trampoline). Until 27 Nov every signal of such a ULP waited so, and
- * two threads of one ULP spinning on one worker, which hand it to each other at every iteration,
- * seldom were in their own code at a tick: their SIGALRM came 1 to 50 s late.
+ * worker (passing over threads whose probe says they would only find their memory unchanged:
+ * ulp_task_yield_wait), then the thread ends if its ULP is dying. With nothing else ready here the
+ * loop goes on spinning, as the program wrote it: unlike a sched_yield the program asked for
+ * (ulp_io_yield), no system call and no nap, so a wait for a ULP on another worker ends as soon as
+ * the memory changes. Signals are delivered here, on the context built by the entry, as the fast
+ * path does, but glibc's cancellation signal of a ULP with several threads: the next tick that
+ * finds the thread in its own code delivers that one from the kernel's signal frame, through which
+ * an asynchronous pthread_cancel can unwind (there is no unwind information for the trampoline).
+ * Until 27 Nov every signal of such a ULP waited so, and two threads of one ULP spinning on one
+ * worker, which hand it to each other at every iteration, seldom were in their own code at a tick:
+ * their SIGALRM came 1 to 50 s late.
  */
 static void spin_hook(void *uc, uintptr_t probe, void *regs)
 {
@@ -90,15 +90,17 @@ static void spin_hook(void *uc, uintptr_t probe, void *regs)
 		return; /* a fork child of the ULP: a process of its own, alone in it */
 	w = ulp_worker_self();
 	self = w->cur;
-	ulp_io_poll(w);		      /* completions make parked ULPs ready */
-	if (probe && spin_probe_on) { /* it may also steal work for this worker */
-		self->probe_code = probe;
-		self->probe_regs = regs;
-		self->probe = spin_ready;
-		ulp_task_yield_wait(self);
-		self->probe = NULL;
-	} else if (ulp_worker_has_ready(w)) {
-		ulp_task_yield(self);
+	ulp_io_poll(w); /* completions make parked ULPs ready */
+	if (ulp_worker_has_ready(w)) {
+		if (probe && spin_probe_on) {
+			self->probe_code = probe;
+			self->probe_regs = regs;
+			self->probe = spin_ready;
+			ulp_task_yield_wait(self);
+			self->probe = NULL;
+		} else {
+			ulp_task_yield(self);
+		}
 	}
 	if (!cb->tg || cb->tg->nlive <= 1 || !(ulp_sig_pending(cb) & ULP_SIG_BIT(SIGCANCEL))) {
 		ulp_tg_kick(cb, uc);

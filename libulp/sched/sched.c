@@ -487,52 +487,11 @@ static __attribute__((noinline, cold)) struct ulp_task *past_waiters(struct ulp_
 	return NULL;
 }
 
-/* One round in this many that finds every local task waiting steals (sched.c: why). */
-#define WAIT_STEAL_EVERY 64
-
-/* Another worker's deque shows work (our own holds the waiting tasks). */
-static int others_have_work(struct ulp_worker *w)
-{
-	unsigned i;
-
-	for (i = 0; i < w->rt->nworkers; i++)
-		if (w->rt->workers[i] != w && ulp_deque_looks_nonempty(&w->rt->workers[i]->dq))
-			return 1;
-	return 0;
-}
-
-/*
- * A worker whose tasks all wait keeps running one of them (it spins on, checking the others'
- * probes), so it never goes idle and never steals, while another worker may have a backlog: 64
- * MPI ranks starting on 2 workers, those of one worker at MPI_Init's barrier, waited for the
- * other worker's ranks to start one by one. So now and then (a steal enters the gate: a
- * membarrier, an interrupt of the other CPUs) it takes a task from another worker; one that
- * waits too stays here, behind the others.
- */
-static struct ulp_task *steal_for_waiter(struct ulp_worker *w, struct ulp_task *self)
-{
-	struct ulp_task *t;
-
-	if (w->rt->nworkers < 2 || self->pinned || ++w->wait_idle % WAIT_STEAL_EVERY ||
-	    !others_have_work(w))
-		return NULL;
-	ulp_gate_enter(&w->rt->gate);
-	t = steal(w);
-	ulp_gate_leave(&w->rt->gate);
-	if (t && waits_in_vain(t)) {
-		yield_queue(w, t);
-		t = NULL;
-	}
-	return t;
-}
-
 int ulp_task_yield_wait(struct ulp_task *self)
 {
 	struct ulp_worker *w = self->worker;
-	struct ulp_task *next = ulp_worker_has_ready(w) ? past_waiters(w, NULL) : NULL;
+	struct ulp_task *next = past_waiters(w, NULL);
 
-	if (!next)
-		next = steal_for_waiter(w, self);
 	if (!next)
 		return 0;
 	yield_switch(w, self, next);
@@ -550,11 +509,9 @@ static __attribute__((noinline, cold)) int yield_slow(struct ulp_task *self, str
 	if (!next)
 		next = next_ready(w);
 	if (next && next->probe) {
-		/* every one here waits: as ulp_task_yield_wait, a steal now and then only (our own
-		 * deque shows work, so the look below would enter the gate at every yield) */
+		/* every one here waits: nothing to run (our own deque shows work, so the look
+		 * below would enter the steal gate, a membarrier, at every yield) */
 		next = past_waiters(w, next);
-		if (!next)
-			next = steal_for_waiter(w, self);
 		if (!next)
 			return 0;
 	}

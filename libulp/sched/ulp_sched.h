@@ -130,7 +130,6 @@ struct ulp_worker {
 	 * thread runs runtime code however its pc looks (preempt.c, trap.c's fault handler). */
 	uintptr_t probing;
 	uint32_t wait_scan; /* ulp_task_yield_wait's rounds, to see a task twice */
-	uint32_t wait_idle; /* its rounds that found every local task waiting (stealing: sched.c) */
 	char pad[64];
 };
 
@@ -313,8 +312,7 @@ void ulp_task_suspend(struct ulp_task *self, void (*after)(void *), void *arg);
 int ulp_task_yield(struct ulp_task *self); /* 0 when there was nothing else to run */
 /* ulp_task_yield of a task that only waits (self->probe set): the next ready task of the worker
  * runs, but those whose probe says they would go on waiting are passed over (to the end of the
- * yield queue) without a switch; when all of them wait, now and then a task is stolen from
- * another worker. 0 when no task was ready to run (self goes on). */
+ * yield queue) without a switch. 0 when no task was ready to run (self goes on); no stealing. */
 int ulp_task_yield_wait(struct ulp_task *self);
 
 /* Switch straight to `to` (which must be READY and not queued: the caller took it from where it
