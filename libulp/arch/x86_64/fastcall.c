@@ -48,13 +48,6 @@
 #include <sys/uio.h>
 #include <ucontext.h>
 
-/* Registers as fast_entry.S pushes them. */
-struct ulp_fast_frame {
-	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
-	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
-	uint64_t rflags, ret;
-};
-
 _Static_assert(offsetof(struct ulp_fast_frame, r8) == 56 &&
 		   offsetof(struct ulp_fast_frame, rbp) == 64 &&
 		   offsetof(struct ulp_fast_frame, rax) == 112 &&

@@ -22,6 +22,14 @@
 	X(p, g, r13, R13) X(p, g, r14, R14) X(p, g, r15, R15)
 /* clang-format on */
 
+/* Registers as fast_entry.S pushes them: the fast-call frame (fastcall.c checks the offsets;
+ * a wait loop's probe loads from it: spin_patch.c). */
+struct ulp_fast_frame {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t rflags, ret;
+};
+
 #define ULP_X86_GREG_FROM_UC(p, g, field, REG) (p)->field = (uint64_t)(g)[REG_##REG];
 #define ULP_X86_GREG_TO_UC(p, g, field, REG) (g)[REG_##REG] = (greg_t)(p)->field;
 

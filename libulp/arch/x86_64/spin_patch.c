@@ -28,11 +28,13 @@
  *       jmp (end of the last one)
  */
 #include "fast_find.h"
+#include "gregs.h"
 #include "insn.h"
 #include "spinloop.h"
 #include "../arch.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -87,25 +89,36 @@ static int copy(struct tramp *tr, uintptr_t site, const struct ulp_insn *in)
 	return 0;
 }
 
+/* The branch in is an unconditional jmp (else a jcc). */
+static int is_jmp(const struct ulp_insn *in)
+{
+	return in->map == 0 && (in->opcode == 0xeb || in->opcode == 0xe9);
+}
+
+/* Bytes of the branch in re-encoded by put_branch: jmp rel32, or jcc rel32. */
+static unsigned branch_len(const struct ulp_insn *in)
+{
+	return is_jmp(in) ? 5 : 6;
+}
+
+/* The branch in, with a 32-bit displacement, to target. */
+static int put_branch(struct tramp *tr, const struct ulp_insn *in, uintptr_t target)
+{
+	/* jcc: the condition is the opcode's low nibble in both maps */
+	uint8_t op[2] = {0x0f, (uint8_t)(0x80 | (in->opcode & 0x0f))};
+
+	if (is_jmp(in))
+		put(tr, (const uint8_t[]){0xe9}, 1);
+	else
+		put(tr, op, 2);
+	return put_rel(tr, target);
+}
+
 /* The instruction at site, done from the trampoline. */
 static int replay(struct tramp *tr, uintptr_t site, const struct ulp_insn *in)
 {
-	uintptr_t after = site + in->len;
-
-	if (in->flags & ULP_INSN_BRANCH) {
-		uintptr_t target = after + (uintptr_t)in->target_disp;
-		uint8_t op[2];
-
-		if (in->map == 0 && (in->opcode == 0xeb || in->opcode == 0xe9)) {
-			op[0] = 0xe9;
-			put(tr, op, 1);
-		} else { /* jcc: the condition is the opcode's low nibble in both maps */
-			op[0] = 0x0f;
-			op[1] = (uint8_t)(0x80 | (in->opcode & 0x0f));
-			put(tr, op, 2);
-		}
-		return put_rel(tr, target);
-	}
+	if (in->flags & ULP_INSN_BRANCH)
+		return put_branch(tr, in, site + in->len + (uintptr_t)in->target_disp);
 	return copy(tr, site, in);
 }
 
@@ -187,8 +200,12 @@ static int build(uintptr_t slot, uintptr_t w, uintptr_t wend, int probe)
  *  wait: xor %eax,%eax
  *   out: pop r15-r12, rbp, rbx; ret
  */
-static const int8_t frame_off[16] = {112, 96, 88, 104, -1, 64, 80, 72,
-				     56,  48, 40, 32,  24, 16, 8,  0};
+#define OFF(reg) (int8_t) offsetof(struct ulp_fast_frame, reg)
+/* Each register's place in the frame, by number (rax..r15); rsp is no input of a probe. */
+static const int8_t frame_off[16] = {OFF(rax), OFF(rcx), OFF(rdx), OFF(rbx), -1,       OFF(rbp),
+				     OFF(rsi), OFF(rdi), OFF(r8),  OFF(r9),  OFF(r10), OFF(r11),
+				     OFF(r12), OFF(r13), OFF(r14), OFF(r15)};
+#undef OFF
 
 static void put_load(struct tramp *tr, unsigned r)
 {
@@ -220,9 +237,7 @@ int ulp_x86_spin_probe_build(uintptr_t slot, const struct ulp_x86_loop *l)
 		put_load(&tr, 7);
 	for (p = l->head; p < l->end; p += in.len) {
 		ulp_insn_decode((const uint8_t *)p, l->end - p, &in);
-		body += !(in.flags & ULP_INSN_BRANCH)				    ? in.len
-			: (in.map == 0 && (in.opcode == 0xeb || in.opcode == 0xe9)) ? 5
-										    : 6;
+		body += (in.flags & ULP_INSN_BRANCH) ? branch_len(&in) : in.len;
 	}
 	if (tr.n + body + sizeof(tail) > ULP_FAST_SLOT)
 		return -E2BIG;
@@ -232,13 +247,8 @@ int ulp_x86_spin_probe_build(uintptr_t slot, const struct ulp_x86_loop *l)
 		ulp_insn_decode((const uint8_t *)p, l->end - p, &in);
 		if (in.flags & ULP_INSN_BRANCH) {
 			uintptr_t t = p + in.len + (uintptr_t)in.target_disp;
-			uint8_t op[2] = {0x0f, (uint8_t)(0x80 | (in.opcode & 0x0f))};
 
-			if (in.map == 0 && (in.opcode == 0xeb || in.opcode == 0xe9))
-				put(&tr, (const uint8_t[]){0xe9}, 1);
-			else
-				put(&tr, op, 2);
-			if (put_rel(&tr, t == l->head ? wait : ready))
+			if (put_branch(&tr, &in, t == l->head ? wait : ready))
 				return -ERANGE;
 		} else if (copy(&tr, p, &in)) {
 			return -ERANGE;
