@@ -459,11 +459,15 @@ static void onstack_entry(void *arg)
 	__builtin_unreachable();
 }
 
+/* The mask of thread u of cb (NULL: cb without threads): the leader's is cb's. */
+static unsigned long *mask_of(struct ulp_cb *cb, struct ulp_uthread *u)
+{
+	return u && u != &cb->tg->leader ? &u->sigmask : &cb->sig.mask;
+}
+
 unsigned long *ulp_sig_mask(struct ulp_cb *cb)
 {
-	struct ulp_uthread *u = ulp_tg_current(cb);
-
-	return u && u != &cb->tg->leader ? &u->sigmask : &cb->sig.mask;
+	return mask_of(cb, ulp_tg_current(cb));
 }
 
 static int run_pending(struct ulp_cb *cb, void *uc, int depth);
@@ -629,11 +633,10 @@ int ulp_sig_due_task(struct ulp_cb *cb, struct ulp_task *t)
 	struct sigrec *r = rec_of(cb->pvid);
 	struct ulp_uthread *u = ulp_tg_thread_of(cb, t);
 	unsigned long pend = r ? atomic_load(&r->pend) : 0;
-	const unsigned long *mask = u && u != &cb->tg->leader ? &u->sigmask : &cb->sig.mask;
 
 	if (u)
 		pend |= atomic_load(&u->sigpending);
-	return (pend & ~*mask) != 0;
+	return (pend & ~*mask_of(cb, u)) != 0;
 }
 
 int ulp_sig_due(struct ulp_cb *cb)
