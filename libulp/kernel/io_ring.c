@@ -358,9 +358,9 @@ static void prep_op(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_
  * the task, and the next placeholder to fork, spun (process.sh's `kill -9 $PPID` case with -w 2
  * hung 2 runs in 15, and once in CI, 27 Nov). So a placeholder holds the lock with its pid as
  * the lock's value, and whoever spins on a lock held so looks now and then whether that process
- * has ended (ulp_pid_ended, plock.c), and then takes the lock over. The placeholder changes nothing
- * under it: it only keeps the parked calls from changing during the clone. 1: the caller holds the
- * lock now.
+ * has ended (ulp_plock_lock, plock.c), and then takes the lock over; reap's try does it here.
+ * The placeholder changes nothing under it: it only keeps the parked calls from changing during
+ * the clone. 1: the caller holds the lock now.
  */
 static int holder_gone(struct ulp_io *io)
 {
@@ -371,30 +371,10 @@ static int holder_gone(struct ulp_io *io)
 					   __ATOMIC_RELAXED);
 }
 
-/* Take cq_lock with the value v: 1, or a placeholder's pid. */
-static void lock_cq_as(struct ulp_io *io, uint32_t v)
-{
-	unsigned n = 0;
-	uint32_t free;
-
-	for (;;) {
-		free = 0;
-		if (!__atomic_load_n(&io->cq_lock, __ATOMIC_RELAXED) &&
-		    __atomic_compare_exchange_n(&io->cq_lock, &free, v, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return;
-		if (++n % 1024 == 0 && holder_gone(io)) {
-			if (v != 1) /* taken over as 1: now as this placeholder's */
-				__atomic_store_n(&io->cq_lock, v, __ATOMIC_RELAXED);
-			return;
-		}
-		ulp_arch_relax();
-	}
-}
-
+/* A worker's hold: 1 (never taken over: the worker's process is the one waiting). */
 static void lock_cq(struct ulp_io *io)
 {
-	lock_cq_as(io, 1);
+	ulp_plock_lock(&io->cq_lock, 1);
 }
 
 /* Runs on the next task's stack once the parked task is saved. */
@@ -705,7 +685,7 @@ void ulp_io_fork_hold(int hold)
 	if (!io)
 		return;
 	if (hold)
-		lock_cq_as(io, (uint32_t)hold);
+		ulp_plock_lock(&io->cq_lock, (uint32_t)hold); /* the placeholder's pid */
 	else
 		ulp_spin_unlock(&io->cq_lock);
 }

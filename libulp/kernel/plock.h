@@ -17,9 +17,10 @@
  * cannot be told (the caller asks again later). */
 int ulp_pid_ended(uint32_t pid);
 
-/* Take *l as process `self` (its getpid, > 1). Only for sections a dead holder leaves nothing
- * half-done in that the next holder reads: the guarded data is consistent after each store, or
- * is the dead process's alone. Released with ulp_spin_unlock. */
+/* Take *l as process `self` (its getpid, > 1), or as 1: a holder never taken over (io_ring.c's
+ * cq_lock, held so by the workers of the process that waits on it). Only for sections a dead holder
+ * leaves nothing half-done in that the next holder reads: the guarded data is consistent after each
+ * store, or is the dead process's alone. Released with ulp_spin_unlock. */
 void ulp_plock_lock(uint32_t *l, uint32_t self);
 
 #endif
