@@ -35,6 +35,15 @@ run-bench-core: $(BENCH_BINS)
 	done
 BENCH_TARGETS += run-bench-core
 
+# bench/NAME.sh ($(call bench_sh,NAME)): its output shown and kept in $(O)/bench/NAME.out, its
+# BENCH lines appended to $(O)/bench/results.txt.
+define bench_sh
+	@mkdir -p $(O)/bench
+	$(Q)echo "== bench/$(1).sh"
+	$(Q)sh bench/$(1).sh $(O) | tee $(O)/bench/$(1).out
+	$(Q)grep '^BENCH ' $(O)/bench/$(1).out >> $(O)/bench/results.txt || true
+endef
+
 # ULP benchmarks (x86_64, like the ULP layer): harnesses built on libulp's internal API
 # (libulp/kernel/proc.h), as ulpexec is, and the static-pie guests they run. run-bench-ulp prints
 # their BENCH lines and appends them to $(O)/bench/results.txt like run-bench-core.
@@ -122,9 +131,7 @@ ALL_TARGETS += $(O)/bench/threads_guest
 
 .PHONY: run-bench-threads
 run-bench-threads: $(O)/bench/threads_guest $(O)/bench/create $(O)/bin/ulpexec
-	$(Q)echo "== bench/threads.sh"
-	$(Q)sh bench/threads.sh $(O) | tee $(O)/bench/threads.out
-	$(Q)grep '^BENCH ' $(O)/bench/threads.out >> $(O)/bench/results.txt || true
+	$(call bench_sh,threads)
 BENCH_TARGETS += run-bench-threads
 endif
 
@@ -138,9 +145,7 @@ ALL_TARGETS += $(O)/bench/sig_guest
 
 .PHONY: run-bench-sig
 run-bench-sig: $(O)/bench/sig_guest $(O)/bin/ulpexec
-	$(Q)echo "== bench/sig.sh"
-	$(Q)sh bench/sig.sh $(O) | tee $(O)/bench/sig.out
-	$(Q)grep '^BENCH ' $(O)/bench/sig.out >> $(O)/bench/results.txt || true
+	$(call bench_sh,sig)
 BENCH_TARGETS += run-bench-sig
 endif
 
@@ -148,9 +153,7 @@ endif
 ifeq ($(ARCH),x86_64)
 .PHONY: run-bench-spinprobe
 run-bench-spinprobe: $(O)/tests/integ/spinwait $(O)/bin/ulpexec
-	$(Q)echo "== bench/spinprobe.sh"
-	$(Q)sh bench/spinprobe.sh $(O) | tee $(O)/bench/spinprobe.out
-	$(Q)grep '^BENCH ' $(O)/bench/spinprobe.out >> $(O)/bench/results.txt || true
+	$(call bench_sh,spinprobe)
 BENCH_TARGETS += run-bench-spinprobe
 endif
 
@@ -158,8 +161,7 @@ endif
 ifeq ($(ARCH),x86_64)
 .PHONY: run-bench-io
 run-bench-io: $(O)/tests/integ/iotest $(O)/bin/ulpexec $(O)/bin/ulpspawn $(if $(ML_DIR),$(ML_DIR)/mpi_like_prog)
-	$(Q)echo "== bench/io.sh"; sh bench/io.sh $(O) | tee $(O)/bench/io.out; \
-		grep '^BENCH ' $(O)/bench/io.out >> $(O)/bench/results.txt || true
+	$(call bench_sh,io)
 BENCH_TARGETS += run-bench-io
 endif
 
@@ -174,8 +176,7 @@ ALL_TARGETS += $(O)/bench/fastcall_guest
 
 .PHONY: run-bench-fastcall
 run-bench-fastcall: $(O)/bench/fastcall_guest $(O)/bin/ulpexec
-	$(Q)echo "== bench/fastcall.sh"; sh bench/fastcall.sh $(O) | tee $(O)/bench/fastcall.out; \
-		grep '^BENCH ' $(O)/bench/fastcall.out >> $(O)/bench/results.txt || true
+	$(call bench_sh,fastcall)
 BENCH_TARGETS += run-bench-fastcall
 endif
 
@@ -187,8 +188,7 @@ ifeq ($(ARCH),x86_64)
 .PHONY: run-bench-mpi-sweep
 run-bench-mpi-sweep: $(O)/bin/ulpspawn $(O)/examples/mpi/mpi_prog \
 		$(if $(MPIX_OMPICC),$(O)/examples/mpi/mpi_prog.ompi)
-	$(Q)echo "== bench/mpi_sweep.sh"; sh bench/mpi_sweep.sh $(O) | tee $(O)/bench/mpi_sweep.out; \
-		grep '^BENCH ' $(O)/bench/mpi_sweep.out >> $(O)/bench/results.txt || true
+	$(call bench_sh,mpi_sweep)
 	$(Q)if grep -q '^BENCH mpi_sweep' $(O)/bench/mpi_sweep.out; then \
 		sh bench/sweep_dat.sh < $(O)/bench/mpi_sweep.out > $(RESULTS_DIR)/mpi_sweep.dat && \
 		{ sh bench/plot.sh $(RESULTS_DIR) || true; }; fi

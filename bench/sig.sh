@@ -6,10 +6,9 @@
 # "Signals"), and ratio = ULP / process.
 # Usage: bench/sig.sh BUILD_DIR. Never fails.
 B=${1:-build}
+. "$(dirname "$0")/lib.sh" # cpu, reps, med
 G="$B/bench/sig_guest"
 X="$B/bin/ulpexec"
-cpu=${BENCH_CPU:-$(($(nproc) - 1))}
-reps=${BENCH_REPS:-5}
 T=$(mktemp)
 trap 'rm -f "$T"' EXIT
 if [ ! -x "$G" ] || [ ! -x "$X" ]; then
@@ -17,7 +16,6 @@ if [ ! -x "$G" ] || [ ! -x "$X" ]; then
 	exit 0
 fi
 run() { taskset -c "$cpu" "$@" 20000 2>/dev/null || echo "nan nan"; }
-med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 r=0
 while [ $r -lt "$reps" ]; do # interleaved: the machine's load hits both alike
 	echo "$(run "$G") $(run "$X" -w 1 "$G")" >>"$T"

@@ -8,10 +8,9 @@
 # 5). One BENCH line: the medians in ms and ratio = with probes / without.
 # Usage: bench/spinprobe.sh BUILD_DIR. Never fails.
 B=${1:-build}
+. "$(dirname "$0")/lib.sh" # cpu, reps, med
 P="$B/tests/integ/spinwait"
 X="$B/bin/ulpexec"
-cpu=${BENCH_CPU:-$(($(nproc) - 1))}
-reps=${BENCH_REPS:-5}
 T=$(mktemp) F=$(mktemp)
 trap 'rm -f "$T" "$F"' EXIT
 if [ ! -x "$P" ] || [ ! -x "$X" ]; then
@@ -29,7 +28,6 @@ run() {
 		echo nan
 	fi
 }
-med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 r=0
 while [ $r -lt "$reps" ]; do # interleaved: the machine's load hits both alike
 	echo "$(run 1) $(run 0)" >>"$T"

@@ -5,14 +5,12 @@
 # killstorm (pthread_kill at threads looping on sched_yield) also runs unpinned on 2 workers.
 # Usage: bench/threads.sh BUILD_DIR
 B=${1:-build}
+. "$(dirname "$0")/lib.sh" # cpu, reps, med
 G="$B/bench/threads_guest"
 X="$B/bin/ulpexec"
-cpu=${BENCH_CPU:-$(($(nproc) - 1))}
-reps=${BENCH_REPS:-5}
 
 run() { taskset -c "$cpu" "$@" 2>/dev/null || echo "nan nan"; }
 free_run() { "$@" 2>/dev/null || echo "nan nan"; }
-med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 for what in create pingpong; do
 	n=$([ $what = create ] && echo 3000 || echo 20000)
