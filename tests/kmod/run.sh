@@ -109,8 +109,17 @@ if grep -nE 'BUG:|BUG [^ ]+ \(|WARNING:|Oops|KASAN|refcount_t|general protection
 fi
 # isa-debug-exit: qemu exits (16 << 1) | 1 = 33 when the guest passed.
 if [ "$rc" != 33 ] || ! grep -q '^pvas-vm: PASS' "$log.txt"; then
-	echo "run.sh: guest did not pass (qemu exit $rc); last lines of $log.txt:" >&2
-	tail -n 40 "$log.txt" >&2
+	# The cases that failed, each with the lines before it (ulp_backend.sh prints a failed case's
+	# output before its "not ok"), without the guest's dmesg, so that a short excerpt of this log
+	# (tests/run-one.sh keeps its last 25 lines) shows them; the log's tail when none is named.
+	failed=$(grep -n -B8 -E '^(FAIL: |not ok )' "$log.txt" | grep -v -E '^[0-9]+-\[ *[0-9.]+\] ' | tail -n 24)
+	if [ -n "$failed" ]; then
+		echo "run.sh: guest did not pass (qemu exit $rc); its failed cases (lines of $log.txt):" >&2
+		echo "$failed" >&2
+	else
+		echo "run.sh: guest did not pass (qemu exit $rc); last lines of $log.txt:" >&2
+		tail -n 40 "$log.txt" >&2
+	fi
 	status=1
 fi
 [ "$status" = 0 ] && echo "run.sh: kmod VM tests passed"
