@@ -102,6 +102,10 @@ unsigned long *ulp_arch_trap_sigmask(void *uc);
  * as the hook left them (the same call, or another number: ulp_arch_trap_set_nr).
  */
 #define ULP_FAST_SLOT 128 /* bytes of one site's trampoline, a power of two */
+/* The trampolines' area, at the top of a ULP's control block area (which ends where the partition's
+ * code may start): a header page, then the slots. */
+#define ULP_FAST_AREA (16 * 1024)
+#define ULP_FAST_AREA_HDR 4096
 typedef int (*ulp_arch_fast_hook)(void *uc, long nr);
 /* 0, or -ENOTSUP where the CPU cannot (no XSAVE enabled). */
 int ulp_arch_fast_init(ulp_arch_fast_hook hook);

@@ -34,8 +34,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#define FAST_AREA (16 * 1024) /* at the top of the control block area */
-#define FAST_PAGE 4096
+#define FAST_AREA ULP_FAST_AREA /* at the top of the control block area (arch.h) */
+#define FAST_PAGE ULP_FAST_AREA_HDR
 #define FAST_NSLOTS ((FAST_AREA - FAST_PAGE) / ULP_FAST_SLOT)
 #define FAST_NREFUSED ((FAST_PAGE - 16) / sizeof(struct fast_refused))
 

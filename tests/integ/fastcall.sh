@@ -71,15 +71,20 @@ for prog in fastcall_mt fastcall_mt_dyn; do
 	for f in 0 1; do
 		sites="original original"
 		[ $f = 1 ] && sites="rewritten rewritten"
+		# read's second (cancellable) site needs the 2-byte jmp into padding (static libc's
+		# and Debian's libc.so.6 have padding in reach)
 		if expect "$prog $f" 0 env ULP_FASTCALL=$f "$B/bin/ulpexec" "$P" &&
 			grep -v '^sites' "$T/out" | cmp -s - "$T/proc" &&
 			grep -q 'calls: 2000 rounds, 0 wrong' "$T/proc" &&
 			grep -q '20 of 20 gave EINTR after the handler ran, 0 handled outside' "$T/proc" &&
 			grep -q '5 of 5 cancelled' "$T/proc" &&
-			[ "$(lines "^sites of write: $sites\$")" = 1 ]; then
-			ok "$prog: two threads, ULP_FASTCALL=$f: calls, a signal and a cancel in a parked write give the process's results (write's sites: $sites)"
+			grep -q '^reads alone: 4 of 4$' "$T/proc" &&
+			grep -q '^reads with a thread: 2000 of 2000$' "$T/proc" &&
+			[ "$(lines "^sites of write: $sites\$")" = 1 ] &&
+			[ "$(lines "^sites of read: $sites\$")" = 1 ]; then
+			ok "$prog: two threads, ULP_FASTCALL=$f: calls, reads, a signal and a cancel in a parked write give the process's results (write's and read's sites: $sites)"
 		else
-			no "$prog: two threads, ULP_FASTCALL=$f: calls, a signal and a cancel in a parked write give the process's results"
+			no "$prog: two threads, ULP_FASTCALL=$f: calls, reads, a signal and a cancel in a parked write give the process's results"
 		fi
 	done
 done

@@ -168,6 +168,7 @@ int ulp_x86_find_obj(uintptr_t site, uintptr_t lo, struct ulp_x86_obj *o)
 
 	if (site < lo)
 		return -ENOENT;
+	o->t_lo = o->t_hi = 0;
 	if (known_obj(site, lo, pid, o) == 0)
 		return 0;
 	rc = scan_obj(site, lo, pid, o, &hdr);
@@ -291,7 +292,9 @@ static int cie_fde_enc(const struct ulp_x86_obj *o, uintptr_t cie, unsigned *enc
 }
 
 /* [*lo, *hi): the function holding site, from the object's .eh_frame_hdr search table. */
-int ulp_x86_find_func(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo, uintptr_t *hi)
+/* The FDE with the last start <= site: [*lo, *hi). contain: only when it holds site. 0 or -1. */
+static int fde_at(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo, uintptr_t *hi,
+		  int contain)
 {
 	uintptr_t hdr = 0, tab, fde, cie, begin, range;
 	const uint8_t *h;
@@ -336,9 +339,19 @@ int ulp_x86_find_func(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo
 		return -1;
 	if (read_enc(o, fde + 8 + (unsigned)enc_size(enc), enc & 0x0f, 0, &range))
 		return -1;
-	if (site < begin || site - begin >= range || range > (1u << 20))
+	if (site < begin || (contain && site - begin >= range) || range > (1u << 20))
 		return -1;
 	*lo = begin;
 	*hi = begin + range;
 	return 0;
+}
+
+int ulp_x86_find_func(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo, uintptr_t *hi)
+{
+	return fde_at(o, site, lo, hi, 1);
+}
+
+int ulp_x86_func_before(const struct ulp_x86_obj *o, uintptr_t at, uintptr_t *lo, uintptr_t *hi)
+{
+	return fde_at(o, at, lo, hi, 0);
 }

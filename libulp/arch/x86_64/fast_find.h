@@ -17,6 +17,7 @@ struct ulp_x86_obj {
 	unsigned phnum;
 	uintptr_t x_lo, x_hi; /* the executable PT_LOAD holding the site */
 	int x_prot;
+	uintptr_t t_lo, t_hi; /* the ULP's syscall trampolines (fastcall.c), when known: else 0 */
 };
 
 /* The object whose executable segment holds site: its ELF header is the nearest page in
@@ -25,6 +26,9 @@ struct ulp_x86_obj {
 int ulp_x86_find_obj(uintptr_t site, uintptr_t lo, struct ulp_x86_obj *o);
 /* [*lo, *hi): the function (FDE) holding site. 0 or -1. */
 int ulp_x86_find_func(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo, uintptr_t *hi);
+/* [*lo, *hi): the function (FDE) that starts last at or before at, which may end before it (the
+ * padding between two functions holds none). 0 or -1. */
+int ulp_x86_func_before(const struct ulp_x86_obj *o, uintptr_t at, uintptr_t *lo, uintptr_t *hi);
 /* 0 when no direct branch of the function [flo, fhi) of o, nor of the code outside it that it
  * jumps to (its .cold part), targets the inside of (wlo, whi), and none of them jumps indirectly;
  * else -1 (fastcall.c: what may be overwritten across instruction boundaries). */

@@ -20,6 +20,9 @@
  * in one aligned 16-byte block and written with one atomic store, as wait loops are
  * (spin_patch.c): a thread stopped there is at the mov's start or past it, and the mprotect that
  * ends the write serializes every CPU of the address space (a TLB flush) before it runs them.
+ * Where that cannot be (and where no 5-byte window exists at all), a short window (patch_short):
+ * one instruction before the syscall becomes a 2-byte jmp to alignment padding nearby, which
+ * becomes the jmp to the trampoline.
  *
  * The trampoline (a 128-byte slot, ULP_FAST_SLOT, in the runtime-owned part of the partition):
  *    0: address after the syscall (what the call's rip is), 8: address of ulp_arch_fast_entry
@@ -327,8 +330,41 @@ static uintptr_t window(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t f
 	return ulp_x86_no_branch_into(o, flo, fhi, w, w + 5) ? 0 : w;
 }
 
-int ulp_x86_no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t fhi, uintptr_t wlo,
-			   uintptr_t whi)
+/* 0 when target is the code of one of the ULP's syscall trampolines (o->t_lo..t_hi: a jump there
+ * is a rewritten window of the function) whose branches, its replayed conditional jumps and its
+ * way back, all stay out of (wlo, whi); else -1. */
+static int tramp_clear(const struct ulp_x86_obj *o, uintptr_t target, uintptr_t wlo, uintptr_t whi)
+{
+	uintptr_t slot = target - 16, p, back;
+	struct ulp_insn in;
+
+	if (target < o->t_lo || target >= o->t_hi || (target & (ULP_FAST_SLOT - 1)) != 16 ||
+	    *(const uint64_t *)(slot + 8) != (uint64_t)(uintptr_t)ulp_arch_fast_entry)
+		return -1; /* not a syscall's (a wait loop's, spin_patch.c) */
+	back = *(const uint64_t *)slot;
+	if (back > wlo && back < whi)
+		return -1;
+	for (p = target; p < slot + ULP_FAST_SLOT; p += in.len) {
+		const uint8_t *b = (const uint8_t *)p;
+
+		if (b[0] == 0x48 && b[1] == 0x8d && b[2] == 0x64 && b[3] == 0x24 && b[4] == 0x80)
+			return 0; /* lea -0x80(%rsp),%rsp: the replayed instructions end */
+		if (!ulp_insn_decode(b, slot + ULP_FAST_SLOT - p, &in))
+			return -1;
+		if (in.flags & ULP_INSN_BRANCH) {
+			uintptr_t t = p + in.len + (uintptr_t)in.target_disp;
+
+			if (t > wlo && t < whi)
+				return -1;
+		}
+	}
+	return -1;
+}
+
+/* ulp_x86_no_branch_into; indirect_ok: a function with indirect jumps is taken too (for the
+ * padding of short windows, which no jump table targets). */
+static int no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t fhi, uintptr_t wlo,
+			  uintptr_t whi, int indirect_ok)
 {
 	uintptr_t none = 0;
 	struct scan sc;
@@ -337,56 +373,35 @@ int ulp_x86_no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t
 	memset(&sc, 0, sizeof(sc));
 	sc.wlo = wlo;
 	sc.whi = whi;
-	if (walk(flo, fhi, &none, 0, &sc) || sc.indirect || sc.inside || sc.too_many)
+	if (walk(flo, fhi, &none, 0, &sc) || (sc.indirect && !indirect_ok) || sc.inside ||
+	    sc.too_many)
 		return -1;
 	for (i = 0, n = sc.nfrag; i < n; i++) {
 		uintptr_t glo, ghi;
 
+		if ((sc.frag[i] < o->x_lo || sc.frag[i] >= o->x_hi) &&
+		    !tramp_clear(o, sc.frag[i], wlo, whi))
+			continue; /* a site of the function rewritten before */
 		if (sc.frag[i] < o->x_lo || sc.frag[i] >= o->x_hi ||
 		    ulp_x86_find_func(o, sc.frag[i], &glo, &ghi))
 			return -1; /* a jump to code that cannot be bounded */
-		if (walk(glo, ghi, &none, 0, &sc) || sc.inside || sc.too_many || sc.indirect)
+		if (walk(glo, ghi, &none, 0, &sc) || sc.inside || sc.too_many ||
+		    (sc.indirect && !indirect_ok))
 			return -1;
 	}
 	return 0;
 }
 
+int ulp_x86_no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t fhi, uintptr_t wlo,
+			   uintptr_t whi)
+{
+	return no_branch_into(o, flo, fhi, wlo, whi, 0);
+}
+
 /* ---- rewriting it ---- */
 
-int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone)
-{
-	uintptr_t site = pc - 2, w, p, flo, fhi;
-	const uint8_t *s = (const uint8_t *)site;
-	uint8_t *t = (uint8_t *)slot;
-	struct ulp_x86_obj o;
-	struct ulp_insn in;
-	unsigned n = 16;
-	int64_t rel, back;
+static int cas16(uint64_t *p, uint64_t olo, uint64_t ohi, uint64_t nlo, uint64_t nhi);
 
-	(void)hi;
-	if (s[0] != 0x0f || s[1] != 0x05)
-		return -EINVAL;
-	if (ulp_x86_find_obj(site, lo, &o))
-		return -ENOENT;
-	if (site < o.x_lo || pc > o.x_hi || ulp_x86_find_func(&o, site, &flo, &fhi) || pc > fhi)
-		return -ENOENT;
-	w = window(&o, site, flo, fhi);
-	if (!w)
-		return -EILSEQ;
-	/* Other threads (stopped: the caller checked): one instruction under the jmp, so none can
-	 * be stopped inside it, written with one atomic store (see the top of this file). */
-	if (!alone &&
-	    (ulp_insn_decode((const uint8_t *)w, site - w, &in) < 5 || !ulp_x86_jmp_atomic(w)))
-		return -EBUSY;
-	/* Both jumps must reach: window -> slot and slot -> back. */
-	rel = (int64_t)(slot + 16) - (int64_t)(w + 5);
-	back = (int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT);
-	if (rel != (int32_t)rel || back != (int32_t)back)
-		return -ERANGE;
-
-	/* The trampoline (layout at the top of this file). */
-	*(uint64_t *)t = pc;
-	*(uint64_t *)(t + 8) = (uint64_t)(uintptr_t)ulp_arch_fast_entry;
 #define B(x) (t[n++] = (uint8_t)(x))
 #define D32(v)                                                                                     \
 	do {                                                                                       \
@@ -395,8 +410,21 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 		n += 4;                                                                            \
 	} while (0)
 #define LEA_UP() (B(0x48), B(0x8d), B(0xa4), B(0x24), B(0x80), B(0), B(0), B(0))
-	/* the window's instructions, before the red zone is stepped over (they may address the
-	 * stack); a conditional jump goes where it went, with a 32-bit displacement */
+
+/* The trampoline's header, and its replayed instructions [w, site) (a conditional jump goes where
+ * it went, with a 32-bit displacement), from offset 16 of slot; the offset after them, or
+ * -errno. */
+static int tramp_head(uintptr_t slot, uintptr_t pc, uintptr_t w, uintptr_t site)
+{
+	uint8_t *t = (uint8_t *)slot;
+	unsigned n = 16;
+	struct ulp_insn in;
+	int64_t rel;
+	uintptr_t p;
+
+	*(uint64_t *)t = pc;
+	*(uint64_t *)(t + 8) = (uint64_t)(uintptr_t)ulp_arch_fast_entry;
+	/* before the red zone is stepped over (they may address the stack) */
 	for (p = w; p < site; p += in.len) {
 		ulp_insn_decode((const uint8_t *)p, site - p, &in);
 		if (is_jcc(&in)) {
@@ -417,7 +445,14 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 			n += in.len;
 		}
 	}
-	rel = (int64_t)(slot + 16) - (int64_t)(w + 5);
+	return (int)n;
+}
+
+/* The rest of the trampoline, from offset n: the call of the entry, and the way back to pc. */
+static int tramp_tail(uintptr_t slot, unsigned n, uintptr_t pc)
+{
+	uint8_t *t = (uint8_t *)slot;
+
 	if (n + 5 + 8 + 8 + 2 + 5 + 8 + 5 > ULP_FAST_SLOT)
 		return -E2BIG;
 	B(0x48), B(0x8d), B(0x64), B(0x24), B(0x80); /* lea -0x80(%rsp),%rsp */
@@ -432,10 +467,245 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	LEA_UP(); /* fast: */
 	B(0xe9);
 	D32((int64_t)pc - (int64_t)(slot + n + 4));
+	return 0;
+}
 #undef B
 #undef D32
 #undef LEA_UP
-	/* The window: only its first 5 bytes change */
+
+/* Padding: nop (90 without REX, 66 90, 0f 1f) and int3. */
+static int is_pad(const struct ulp_insn *in)
+{
+	if (in->map == 0)
+		return (in->opcode == 0x90 && !in->rex) || in->opcode == 0xcc;
+	return in->map == 1 && in->opcode == 0x1f;
+}
+
+/* ret, jmp, ud2: control never goes on to the next instruction. */
+static int is_uncond(const struct ulp_insn *in)
+{
+	if (in->map == 0)
+		return in->opcode == 0xc3 || in->opcode == 0xc2 || in->opcode == 0xe9 ||
+		       in->opcode == 0xeb;
+	return in->map == 1 && in->opcode == 0x0b;
+}
+
+/*
+ * Padding in [lo, hi), decoded from lo, that a `jmp rel8` ending at from reaches (the nearest):
+ * the start of 5 bytes or more of is_pad instructions right after an is_uncond one, up to an
+ * instruction at a 16-byte boundary. That is the assembler's alignment padding: nothing falls
+ * into it, and a jump target is the aligned instruction after it, not inside it (direct jumps
+ * are checked too: short_site). 0 when there is none, or [lo, hi) does not decode.
+ */
+static uintptr_t pad_in(uintptr_t lo, uintptr_t hi, uintptr_t from)
+{
+	uintptr_t p = lo, run = 0, best = 0;
+	struct ulp_insn in;
+	int dead = 0, end;
+
+	for (;;) {
+		end = p >= hi;
+		if (!end && !ulp_insn_decode((const uint8_t *)p, hi - p, &in))
+			return 0;
+		if (!end && is_pad(&in) && (run || dead)) {
+			if (!run)
+				run = p;
+		} else {
+			if (run && p - run >= 5 && !(p & 15)) {
+				intptr_t d = (intptr_t)run - (intptr_t)from;
+				intptr_t bd = (intptr_t)best - (intptr_t)from;
+
+				if (d >= -128 && d <= 127 &&
+				    (!best || (d < 0 ? -d : d) < (bd < 0 ? -bd : bd)))
+					best = run;
+			}
+			run = 0;
+		}
+		if (end)
+			break;
+		dead = is_uncond(&in);
+		p += in.len;
+	}
+	return p == hi ? best : 0;
+}
+
+/* Bytes written with one atomic store (inside one aligned 8-byte word, or with CMPXCHG16B one
+ * aligned 16-byte block): 0, or -EBUSY where they cannot be. */
+static int store_atomic(uintptr_t at, const uint8_t *b, unsigned n)
+{
+	unsigned a, bb, c, d;
+
+	if ((at & 7) + n <= 8) {
+		uint64_t *w = (uint64_t *)(at & ~(uintptr_t)7), v = *w;
+
+		memcpy((uint8_t *)&v + (at & 7), b, n);
+		__atomic_store_n(w, v, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	if ((at & 15) + n > 16 || !__get_cpuid(1, &a, &bb, &c, &d) || !(c & (1u << 13)))
+		return -EBUSY;
+	{
+		uint64_t *w = (uint64_t *)(at & ~(uintptr_t)15), v[2];
+
+		do {
+			v[0] = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
+			v[1] = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
+			uint64_t nv[2] = {v[0], v[1]};
+
+			memcpy((uint8_t *)nv + (at & 15), b, n);
+			if (cas16(w, v[0], v[1], nv[0], nv[1]))
+				break;
+		} while (1);
+	}
+	return 0;
+}
+
+/* n bytes at at, as ulp_x86_put_jmp writes its jmp; atomic: with store_atomic. */
+static int put_bytes(uintptr_t at, const uint8_t *b, unsigned n, int prot, int atomic)
+{
+	uintptr_t page = at & ~(uintptr_t)4095, end = (at + n + 4095) & ~(uintptr_t)4095;
+	long r;
+	int rc = 0;
+
+	r = ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), prot | PROT_WRITE, 0, 0,
+			     0);
+	if (r < 0)
+		return (int)r;
+	if (atomic)
+		rc = store_atomic(at, b, n);
+	else
+		memcpy((void *)at, b, n);
+	ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), prot, 0, 0, 0);
+	return rc;
+}
+
+/*
+ * A site whose window is too short for a jmp (ld.so's `xor %eax,%eax; syscall` at a function's
+ * start), or, with other threads, spans instructions (glibc's cancellable read: `mov 0x8(%rsp),
+ * %edi; xor %eax,%eax; syscall`, where a thread preempted between the two would resume inside
+ * the jmp): the one instruction right before the syscall, I, becomes `jmp rel8` (the rest of
+ * its bytes nops, so the function still decodes) to alignment padding within reach (pad_in), in
+ * the function or between it and the one before, which becomes `jmp rel32` to the trampoline,
+ * which replays I. Only I changes in code that runs, with one atomic store: a thread stopped at
+ * I, before it or after the syscall finds whole instructions. The padding is written first;
+ * nothing runs there.
+ */
+static int patch_short(const struct ulp_x86_obj *o, uintptr_t pc, uintptr_t flo, uintptr_t fhi,
+		       uintptr_t slot, int alone)
+{
+	uintptr_t site = pc - 2, want[1] = {site}, i = 0, t, glo, ghi;
+	struct ulp_insn in;
+	struct scan sc;
+	uint8_t b[16], jmp[5];
+	int64_t rel;
+	int n, rc, k;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.stop = site;
+	if (walk(flo, fhi, want, 1, &sc) || !sc.nbefore)
+		return -EILSEQ;
+	/* I: the nearest instruction before the syscall that one store can replace, all of them
+	 * from it on replayable (those after I stay as they are: a thread stopped at one of them
+	 * goes on to the syscall, which traps) */
+	for (k = sc.nbefore; k-- > 0;) {
+		i = sc.before[k];
+		if (!ulp_insn_decode((const uint8_t *)i, site - i, &in) || !movable(&in))
+			return -EILSEQ;
+		if (in.len >= 2 && in.len <= 8 && !is_jcc(&in) &&
+		    (alone || (i & 7) + in.len <= 8 || (i & 15) + in.len <= 16))
+			break;
+	}
+	if (k < 0)
+		return -EBUSY; /* no one store writes any of them */
+	t = pad_in(flo, fhi, i + 2);
+	if (t && no_branch_into(o, flo, fhi, t - 1, t + 5, 1))
+		return -EILSEQ;
+	if (!t) { /* between the function before and this one */
+		if (flo <= o->x_lo || ulp_x86_func_before(o, flo - 1, &glo, &ghi) || ghi > flo ||
+		    glo < o->x_lo)
+			return -EILSEQ;
+		t = pad_in(glo, flo, i + 2);
+		if (!t || no_branch_into(o, glo, ghi, t - 1, t + 5, 1) ||
+		    no_branch_into(o, flo, fhi, t - 1, t + 5, 1))
+			return -EILSEQ;
+	}
+	rel = (int64_t)(slot + 16) - (int64_t)(t + 5);
+	if (rel != (int32_t)rel || (int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT) !=
+				       (int32_t)((int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT)))
+		return -ERANGE;
+	n = tramp_head(slot, pc, i, site);
+	if (n < 0)
+		return n;
+	rc = tramp_tail(slot, (unsigned)n, pc);
+	if (rc)
+		return rc;
+	jmp[0] = 0xe9;
+	memcpy(jmp + 1, &(int32_t){(int32_t)rel}, 4);
+	rc = put_bytes(t, jmp, 5, o->x_prot, 0);
+	if (rc)
+		return rc;
+	b[0] = 0xeb;
+	b[1] = (uint8_t)(int8_t)((intptr_t)t - (intptr_t)(i + 2));
+	memset(b + 2, 0x90, in.len - 2);
+	return put_bytes(i, b, in.len, o->x_prot, !alone);
+}
+
+int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone)
+{
+	uintptr_t site = pc - 2, w, flo, fhi;
+	const uint8_t *s = (const uint8_t *)site;
+	struct ulp_x86_obj o;
+	struct ulp_insn in;
+	int64_t rel, back;
+	int n, rc;
+
+	(void)hi;
+	if (s[0] != 0x0f || s[1] != 0x05)
+		return -EINVAL;
+	if (ulp_x86_find_obj(site, lo, &o))
+		return -ENOENT;
+	if (site < o.x_lo || pc > o.x_hi || ulp_x86_find_func(&o, site, &flo, &fhi) || pc > fhi)
+		return -ENOENT;
+	/* the trampolines end where the partition's code starts (arch.h) */
+	o.t_lo = lo - (ULP_FAST_AREA - ULP_FAST_AREA_HDR);
+	o.t_hi = lo;
+	w = window(&o, site, flo, fhi);
+	/* Other threads (stopped: the caller checked): one instruction under the jmp, so none can
+	 * be stopped inside it, written with one atomic store (see the top of this file); else
+	 * the short way. */
+	if (!w || (!alone && (ulp_insn_decode((const uint8_t *)w, site - w, &in) < 5 ||
+			      !ulp_x86_jmp_atomic(w))))
+		return patch_short(&o, pc, flo, fhi, slot, alone);
+	/* Both jumps must reach: window -> slot and slot -> back. */
+	rel = (int64_t)(slot + 16) - (int64_t)(w + 5);
+	back = (int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT);
+	if (rel != (int32_t)rel || back != (int32_t)back)
+		return -ERANGE;
+	/* The trampoline (layout at the top of this file). */
+	n = tramp_head(slot, pc, w, site);
+	if (n < 0)
+		return n;
+	rc = tramp_tail(slot, (unsigned)n, pc);
+	if (rc)
+		return rc;
+	/* The window: only its first 5 bytes change; the ULP alone, also the rest of an instruction
+	 * the jmp covers in part, into nops, which nothing runs (a branch into the window was
+	 * refused, a return is after the syscall): later walks of the function stay in step with
+	 * its instructions, so its other sites can be rewritten (glibc's read: the single-thread
+	 * site first, the cancellable one once a thread exists). */
+	if (alone) {
+		uint8_t b[32];
+		uintptr_t p;
+
+		for (p = w; p < w + 5; p += in.len)
+			ulp_insn_decode((const uint8_t *)p, site + 2 - p, &in);
+		if (p - w <= sizeof(b)) {
+			b[0] = 0xe9;
+			memcpy(b + 1, &(int32_t){(int32_t)rel}, 4);
+			memset(b + 5, 0x90, p - w - 5);
+			return put_bytes(w, b, (unsigned)(p - w), o.x_prot, 0);
+		}
+	}
 	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, alone ? NULL : ulp_x86_store_jmp);
 }
 

@@ -282,18 +282,22 @@ __attribute__((noinline)) static long raw_write(long nr, long fd, const void *bu
 }
 
 /* Whether the first syscall site of the function at f is there as built, rewritten into a jmp
- * (5 bytes ending at the syscall, or covering its first byte), or not found. */
+ * (5 bytes ending at the syscall, or covering its first byte, whose second is then a nop, before
+ * glibc's `cmp $-4095,%rax`), or into a 2-byte jmp to padding right before it, or not found. */
 static const char *site_state(const void *f)
 {
 	const uint8_t *p = f;
-	int i;
+	int i, j;
 
 	for (i = 0; i < 96; i++) {
-		if (p[i] == 0xe9 && ((p[i + 5] == 0x0f && p[i + 6] == 0x05) ||
-				     (p[i + 5] == 0x05 && p[i + 6] == 0x48 && p[i + 7] == 0x3d)))
-			return "rewritten";
+		if (p[i] == 0xe9) {
+			for (j = i + 5; p[j] == 0x90 && j < i + 16; j++)
+				;
+			if ((p[j] == 0x0f && p[j + 1] == 0x05) || (p[j] == 0x48 && p[j + 1] == 0x3d))
+				return "rewritten";
+		}
 		if (p[i] == 0x0f && p[i + 1] == 0x05)
-			return "original";
+			return i >= 2 && p[i - 2] == 0xeb ? "rewritten" : "original";
 	}
 	return "not-found";
 }
@@ -312,8 +316,9 @@ static uintptr_t asm_site(void)
 extern const Elf64_Ehdr __ehdr_start; /* the linker's: this program's ELF header */
 
 /* Places where this program's executable segment in memory differs from its file: each must be
- * one 5-byte jmp (the first byte of a rewritten window is always changed: it becomes 0xe9). *bad
- * counts places that are not. -1 when the file cannot be read. */
+ * one jmp, 5-byte (the first byte of a rewritten window is always changed: it becomes 0xe9) or
+ * 2-byte (0xeb, into padding that became a 5-byte one), maybe followed by nops (the rest of an
+ * instruction it covers). *bad counts places that are not. -1 when the file cannot be read. */
 static long text_diff(const char *path, long *bad)
 {
 	const Elf64_Phdr *ph = (const Elf64_Phdr *)getauxval(AT_PHDR);
@@ -344,8 +349,11 @@ static long text_diff(const char *path, long *bad)
 			if (mem[k] == (uint8_t)file[k])
 				continue;
 			places++;
-			*bad += mem[k] != 0xe9;
-			k += 4; /* the rest of the jmp */
+			*bad += mem[k] != 0xe9 && mem[k] != 0xeb;
+			k += mem[k] == 0xeb ? 1 : 4; /* the rest of the jmp */
+			while (k + 1 < ph[i].p_filesz && mem[k + 1] == 0x90 &&
+			       (uint8_t)file[k + 1] != 0x90)
+				k++; /* its nops */
 		}
 	}
 	close(fd);

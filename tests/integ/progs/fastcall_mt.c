@@ -9,7 +9,10 @@
  *     interrupted in a loaded object's code (not the runtime's, not a trampoline);
  *   - pthread_cancel of a thread parked in such a write: its cleanup handler runs (glibc unwinds
  *     from the cancellation signal's handler) and the join gives PTHREAD_CANCELED;
- *   - sites: whether libc's write sites are rewritten (the second is its cancellable one).
+ *   - sites: whether libc's write and read sites are rewritten (the second is the cancellable
+ *     one; read's is `xor %eax,%eax; syscall` after an instruction that sets up the call, which
+ *     becomes a 2-byte jmp to padding). read is called once before the second thread exists,
+ *     so that its first site is rewritten first (with the ULP alone).
  */
 #define _GNU_SOURCE
 #include "codesegs.h"
@@ -170,19 +173,54 @@ static void cancel_parked(void)
 	printf("cancel in a parked write: %d of 5 cancelled with their cleanup run\n", ok);
 }
 
-/* The syscall sites of write: rewritten (the mov before became a jmp) or original. */
+/* The first two syscall sites of f: rewritten (a 5-byte jmp ending at the syscall, or covering
+ * its first byte, the second then a nop; or a 2-byte jmp right before it) or original. */
+static void sites_of(const char *name, const void *f)
+{
+	const uint8_t *p = f;
+	int n = 0, i, j;
+
+	printf("sites of %s:", name);
+	for (i = 2; i < 160 && n < 2; i++) {
+		if (p[i] == 0xe9) {
+			for (j = i + 5; p[j] == 0x90 && j < i + 16; j++)
+				;
+			if ((p[j] == 0x0f && p[j + 1] == 0x05) || (p[j] == 0x48 && p[j + 1] == 0x3d)) {
+				printf(" rewritten");
+				n++;
+				i = j + 1;
+				continue;
+			}
+		}
+		if (p[i] == 0x0f && p[i + 1] == 0x05) {
+			printf(" %s", p[i - 2] == 0xeb ? "rewritten" : "original");
+			n++;
+			i++;
+		}
+	}
+	printf("\n");
+}
+
 static void sites(void)
 {
-	const uint8_t *p = (const uint8_t *)(uintptr_t)write;
-	int n = 0;
+	sites_of("write", (const void *)(uintptr_t)write);
+	sites_of("read", (const void *)(uintptr_t)read);
+}
 
-	printf("sites of write:");
-	for (int i = 5; i < 128 && n < 2; i++)
-		if (p[i] == 0x0f && p[i + 1] == 0x05) {
-			printf(" %s", p[i - 5] == 0xe9 ? "rewritten" : "original");
-			n++;
-		}
-	printf("\n");
+/* read through a pipe, n times: the number that gave the byte written */
+static int reads(int n)
+{
+	int p[2], good = 0;
+	char c;
+
+	if (pipe(p))
+		return 0;
+	for (int i = 0; i < n; i++)
+		good += write(p[1], &(char){(char)('a' + i % 26)}, 1) == 1 && read(p[0], &c, 1) == 1 &&
+			c == 'a' + i % 26;
+	close(p[0]);
+	close(p[1]);
+	return good;
 }
 
 int main(void)
@@ -206,7 +244,9 @@ int main(void)
 		;
 	fcntl(full[1], F_SETFL, 0);
 	setvbuf(stdout, NULL, _IONBF, 0);
+	printf("reads alone: %d of 4\n", reads(4));
 	pthread_create(&idle, NULL, idle_fn, NULL);
+	printf("reads with a thread: %d of %d\n", reads(ROUNDS), ROUNDS);
 	calls();
 	signal_parked();
 	cancel_parked();
