@@ -563,6 +563,11 @@ static void complete(struct ulp_io *io, uint64_t ud, int res)
 		res = 0;
 	}
 	wt->pending--;
+	/* The kernel's restart codes (ERESTARTSYS...: an io-wq open that a signal of the process
+	 * stopped in wait_for_partner) are never a program's: the call was interrupted. A rank's
+	 * FIFO open printed "errno 512" when its job was ended. */
+	if (res <= -512 && res >= -516)
+		res = -EINTR;
 	/* A read or write the cancel stopped (an io-wq one ends with EINTR) did nothing; a timeout
 	 * (ETIME) that came after it is no news. */
 	if (wt->data_op && wt->done && (res == -EINTR || res == -ETIME))

@@ -28,8 +28,11 @@
  *                               SO_RCVTIMEO of a socket dup2'ed over a FIFO); O_NONBLOCK pipes
  *                               and FIFOs give EAGAIN
  *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
- *   fifomany r FIFO | w FIFO N   readers of one FIFO and a writer of N records: each record
- *                               reaches one reader ("fifomany read COUNT SUM", "... wrote N")
+ *   fifomany r FIFO | w FIFO N R readers of one FIFO and a writer of N records: each record
+ *                               reaches one reader ("fifomany read COUNT SUM", "... wrote N");
+ *                               each reader makes FIFO.rPID once it has opened, and the writer
+ *                               writes once R readers have (a reader that opened after the
+ *                               writer had closed would wait for ever, as a process does)
  *   coldread FILE               read FILE, evicted from the page cache before each pass,
  *                               through an O_NONBLOCK descriptor (which means nothing to a
  *                               regular file), blocking, and by pread: bytes and hash of each
@@ -39,6 +42,7 @@
  * when spinners are preempted)
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -291,15 +295,46 @@ static int do_bulk(char **av)
 /* Several readers of one FIFO and a writer of N 8-byte records 1..N (each write atomic, each
  * read asks 8 bytes): every record reaches exactly one reader. r prints how many records it
  * got and their sum; w prints what it wrote. */
+/* How many files named PREFIX* DIR/.. of path holds, PREFIX: path's name then ".r". */
+static int readers_open(const char *path)
+{
+	char dir[4096], prefix[4096];
+	const char *slash = strrchr(path, '/');
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	snprintf(prefix, sizeof(prefix), "%s.r", slash ? slash + 1 : path);
+	d = opendir(dir);
+	if (!d)
+		fail("opendir %s", dir);
+	while ((e = readdir(d)) != NULL)
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
 static int do_fifomany(char **av)
 {
 	int w = !strcmp(av[0], "w"), fd = open(av[1], w ? O_WRONLY : O_RDONLY);
 	unsigned long long sum = 0, rec;
+	struct timespec ts = {0, 2000000};
+	char mark[4096];
 	long n = 0, i;
 	ssize_t r;
 
 	if (fd < 0)
 		fail("open %s", av[1]);
+	if (!w) {
+		snprintf(mark, sizeof(mark), "%s.r%d", av[1], (int)getpid());
+		close(open(mark, O_WRONLY | O_CREAT, 0644));
+	} else {
+		for (i = 0; i < 60000 && readers_open(av[1]) < atoi(av[3]); i++)
+			nanosleep(&ts, NULL);
+		if (readers_open(av[1]) < atoi(av[3]))
+			fail("%s", "the readers never opened");
+	}
 	if (w) {
 		for (i = 1; i <= atol(av[2]); i++) {
 			rec = (unsigned long long)i;
