@@ -473,6 +473,22 @@ static int tramp_tail(uintptr_t slot, unsigned n, uintptr_t pc)
 #undef D32
 #undef LEA_UP
 
+/* The trampoline of the site whose syscall ends at pc, replaying [w, site), reached by a jmp rel32
+ * ending at from: *rel, that jmp's displacement. Both jumps must reach (from -> slot, slot ->
+ * back). 0 or -errno. */
+static int tramp_write(uintptr_t slot, uintptr_t pc, uintptr_t from, uintptr_t w, uintptr_t site,
+		       int64_t *rel)
+{
+	int64_t back = (int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT);
+	int n;
+
+	*rel = (int64_t)(slot + 16) - (int64_t)from;
+	if (*rel != (int32_t)*rel || back != (int32_t)back)
+		return -ERANGE;
+	n = tramp_head(slot, pc, w, site);
+	return n < 0 ? n : tramp_tail(slot, (unsigned)n, pc);
+}
+
 /* Padding: nop (90 without REX, 66 90, 0f 1f) and int3. */
 static int is_pad(const struct ulp_insn *in)
 {
@@ -598,7 +614,7 @@ static int patch_short(const struct ulp_x86_obj *o, uintptr_t pc, uintptr_t flo,
 	struct scan sc;
 	uint8_t b[16], jmp[5];
 	int64_t rel;
-	int n, rc, k;
+	int rc, k;
 
 	memset(&sc, 0, sizeof(sc));
 	sc.stop = site;
@@ -629,14 +645,7 @@ static int patch_short(const struct ulp_x86_obj *o, uintptr_t pc, uintptr_t flo,
 		    no_branch_into(o, flo, fhi, t - 1, t + 5, 1))
 			return -EILSEQ;
 	}
-	rel = (int64_t)(slot + 16) - (int64_t)(t + 5);
-	if (rel != (int32_t)rel || (int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT) !=
-				       (int32_t)((int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT)))
-		return -ERANGE;
-	n = tramp_head(slot, pc, i, site);
-	if (n < 0)
-		return n;
-	rc = tramp_tail(slot, (unsigned)n, pc);
+	rc = tramp_write(slot, pc, t + 5, i, site, &rel);
 	if (rc)
 		return rc;
 	jmp[0] = 0xe9;
@@ -656,8 +665,8 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	const uint8_t *s = (const uint8_t *)site;
 	struct ulp_x86_obj o;
 	struct ulp_insn in;
-	int64_t rel, back;
-	int n, rc;
+	int64_t rel;
+	int rc;
 
 	(void)hi;
 	if (s[0] != 0x0f || s[1] != 0x05)
@@ -676,16 +685,7 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	if (!w || (!alone && (ulp_insn_decode((const uint8_t *)w, site - w, &in) < 5 ||
 			      !ulp_x86_jmp_atomic(w))))
 		return patch_short(&o, pc, flo, fhi, slot, alone);
-	/* Both jumps must reach: window -> slot and slot -> back. */
-	rel = (int64_t)(slot + 16) - (int64_t)(w + 5);
-	back = (int64_t)pc - (int64_t)(slot + ULP_FAST_SLOT);
-	if (rel != (int32_t)rel || back != (int32_t)back)
-		return -ERANGE;
-	/* The trampoline (layout at the top of this file). */
-	n = tramp_head(slot, pc, w, site);
-	if (n < 0)
-		return n;
-	rc = tramp_tail(slot, (unsigned)n, pc);
+	rc = tramp_write(slot, pc, w + 5, w, site, &rel);
 	if (rc)
 		return rc;
 	/* The window: only its first 5 bytes change; the ULP alone, also the rest of an instruction
@@ -724,35 +724,11 @@ static int cas16(uint64_t *p, uint64_t olo, uint64_t ohi, uint64_t nlo, uint64_t
  * else byte by byte (the caller knows no other thread exists). */
 int ulp_x86_store_jmp(uintptr_t site, const uint8_t jmp[5])
 {
-	unsigned a, b, c, d;
-
 	if ((site & 15) + 5 > 16) {
 		memcpy((void *)site, jmp, 5);
 		return 0;
 	}
-	if ((site & 7) + 5 <= 8) {
-		uint64_t *w = (uint64_t *)(site & ~(uintptr_t)7), v = *w;
-
-		memcpy((uint8_t *)&v + (site & 7), jmp, 5);
-		__atomic_store_n(w, v, __ATOMIC_SEQ_CST);
-		return 0;
-	}
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 13))) /* CMPXCHG16B */
-		return -ENOSYS;
-	{
-		uint64_t *w = (uint64_t *)(site & ~(uintptr_t)15), v[2];
-
-		do {
-			v[0] = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
-			v[1] = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
-			uint64_t nv[2] = {v[0], v[1]};
-
-			memcpy((uint8_t *)nv + (site & 15), jmp, 5);
-			if (cas16(w, v[0], v[1], nv[0], nv[1]))
-				break;
-		} while (1);
-	}
-	return 0;
+	return store_atomic(site, jmp, 5) ? -ENOSYS : 0; /* no CMPXCHG16B */
 }
 
 static int store_plain(uintptr_t site, const uint8_t jmp[5])
