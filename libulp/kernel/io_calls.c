@@ -746,6 +746,23 @@ static long do_open(struct ulp_cb *cb, long nr, long *a)
 	/* Not while a fork's child may still hold a copy of an end of it that another ULP closed:
 	 * the open would pair with that copy (fds.c, "a child's copy of the table"). */
 	ulp_fd_fifo_gate();
+	/* A writer's open with a reader there (one parked in its own open counts): the open with
+	 * O_NONBLOCK pairs as the blocking one does, at once, without io-wq (whose thread may run
+	 * it long after: "Calls that park the ULP"); then O_NONBLOCK goes (the new description is
+	 * the caller's alone yet). ENXIO: no reader, the blocking open below. */
+	if ((flags & O_ACCMODE) == O_WRONLY && !(flags & (O_ASYNC | O_DIRECT))) {
+		making = ulp_fd_make_begin();
+		r = sys(SYS_openat, dirfd, (long)path, flags | O_NONBLOCK, mode, 0, 0);
+		if (r >= 0 && sys(SYS_fcntl, r, F_SETFL, flags & (O_APPEND | O_NOATIME), 0, 0, 0)) {
+			sys(SYS_close, r, 0, 0, 0, 0, 0);
+			r = -ENXIO;
+		}
+		if (r >= 0)
+			ulp_fd_own(cb, r);
+		ulp_fd_make_end(making);
+		if (r != -ENXIO)
+			return r;
+	}
 	/* No ring, or too long to make absolute: the kernel's open, which blocks the worker (and
 	 * may not hold a maker's window that long: recorded after, docs/syscalls.md). */
 	if (!io || (dirfd == AT_FDCWD && path[0] != '/' &&

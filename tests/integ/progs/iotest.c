@@ -165,6 +165,10 @@ static int do_fifo(char **av)
 	}
 	if (in < 0 || out < 0)
 		fail("%s", "open");
+	/* blocking descriptors, as opened (a ULP's writer open may be made with O_NONBLOCK first,
+	 * which must not stay) */
+	if ((fcntl(in, F_GETFL) | fcntl(out, F_GETFL)) & O_NONBLOCK)
+		fail("%s", "O_NONBLOCK set on an end opened without it");
 	exchange(in, out, atoi(av[3]), ping);
 	return 0;
 }
