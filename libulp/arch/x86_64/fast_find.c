@@ -291,8 +291,8 @@ static int cie_fde_enc(const struct ulp_x86_obj *o, uintptr_t cie, unsigned *enc
 	return 0;
 }
 
-/* [*lo, *hi): the function holding site, from the object's .eh_frame_hdr search table. */
-/* The FDE with the last start <= site: [*lo, *hi). contain: only when it holds site. 0 or -1. */
+/* [*lo, *hi): the function (FDE) with the last start <= site, from the object's .eh_frame_hdr
+ * search table; contain: only when it holds site. 0 or -1. */
 static int fde_at(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t *lo, uintptr_t *hi,
 		  int contain)
 {

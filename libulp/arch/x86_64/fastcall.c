@@ -511,7 +511,7 @@ static int is_uncond(const struct ulp_insn *in)
  * the start of 5 bytes or more of is_pad instructions right after an is_uncond one, up to an
  * instruction at a 16-byte boundary. That is the assembler's alignment padding: nothing falls
  * into it, and a jump target is the aligned instruction after it, not inside it (direct jumps
- * are checked too: short_site). 0 when there is none, or [lo, hi) does not decode.
+ * are checked too: patch_short). 0 when there is none, or [lo, hi) does not decode.
  */
 static uintptr_t pad_in(uintptr_t lo, uintptr_t hi, uintptr_t from)
 {
