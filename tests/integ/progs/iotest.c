@@ -299,7 +299,7 @@ static int do_bulk(char **av)
 /* Several readers of one FIFO and a writer of N 8-byte records 1..N (each write atomic, each
  * read asks 8 bytes): every record reaches exactly one reader. r prints how many records it
  * got and their sum; w prints what it wrote. */
-/* How many files named PREFIX* DIR/.. of path holds, PREFIX: path's name then ".r". */
+/* How many files of path's directory have a name that starts with path's name and ".r". */
 static int readers_open(const char *path)
 {
 	char dir[4096], prefix[4096];
