@@ -109,9 +109,16 @@ static void *server_main(void *arg)
 	struct ulp_host_call *calls;
 	struct pvas *pv = arg;
 
-	while (!atomic_load(&pv->stop)) {
+	for (;;) {
+		/* The count before the stop flag: destroy sets stop, then counts and wakes. Read
+		 * the other way round, a destroy between the two reads left this thread asleep on
+		 * the new count for ever, and destroy in its pthread_join (kmod-vm's first pvas_*
+		 * case, create then destroy, hung 300 s in two CI runs of 27 Nov). */
 		uint32_t seq = atomic_load(&pv->req_seq);
 		struct pvas_req *rq;
+
+		if (atomic_load(&pv->stop))
+			break;
 
 		ulp_spin_lock(&pv->req_lock);
 		rq = pv->reqs;
