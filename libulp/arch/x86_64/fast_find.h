@@ -39,11 +39,12 @@ int ulp_x86_no_branch_into(const struct ulp_x86_obj *o, uintptr_t flo, uintptr_t
  * page(s) made writable for the store only; prot: the segment's protection. store writes the 5
  * bytes (NULL: a plain copy, for when no other thread can run them). 0 or -errno
  * (fastcall.c). */
-int ulp_x86_put_jmp(uintptr_t w, int32_t rel, int prot, int (*store)(uintptr_t, const uint8_t[5]));
+int ulp_x86_put_jmp(uintptr_t w, int32_t rel, int prot,
+		    int (*store)(uintptr_t, const uint8_t *, unsigned));
 /* A store for ulp_x86_put_jmp while other threads may run the code later: one atomic store when
- * the 5 bytes lie in one aligned 16-byte block (ulp_x86_jmp_atomic), else byte by byte (for a
- * thread alone). 0, or -ENOSYS without CMPXCHG16B where 16 bytes are needed. */
-int ulp_x86_store_jmp(uintptr_t site, const uint8_t jmp[5]);
+ * the n bytes lie in one aligned 16-byte block (ulp_x86_jmp_atomic for a jmp), else byte by byte
+ * (for a thread alone). 0, or -ENOSYS without CMPXCHG16B where 16 bytes are needed. */
+int ulp_x86_store_code(uintptr_t at, const uint8_t *b, unsigned n);
 static inline int ulp_x86_jmp_atomic(uintptr_t site)
 {
 	return (site & 15) + 5 <= 16;

@@ -330,6 +330,10 @@ static uintptr_t window(const struct ulp_x86_obj *o, uintptr_t site, uintptr_t f
 	return ulp_x86_no_branch_into(o, flo, fhi, w, w + 5) ? 0 : w;
 }
 
+/* lea -0x80(%rsp),%rsp: a trampoline's step over the red zone, right after the replayed
+ * instructions (tramp_tail writes it, tramp_clear finds their end by it). */
+static const uint8_t lea_down[5] = {0x48, 0x8d, 0x64, 0x24, 0x80};
+
 /* 0 when target is the code of one of the ULP's syscall trampolines (o->t_lo..t_hi: a jump there
  * is a rewritten window of the function) whose branches, its replayed conditional jumps and its
  * way back, all stay out of (wlo, whi); else -1. */
@@ -347,8 +351,8 @@ static int tramp_clear(const struct ulp_x86_obj *o, uintptr_t target, uintptr_t 
 	for (p = target; p < slot + ULP_FAST_SLOT; p += in.len) {
 		const uint8_t *b = (const uint8_t *)p;
 
-		if (b[0] == 0x48 && b[1] == 0x8d && b[2] == 0x64 && b[3] == 0x24 && b[4] == 0x80)
-			return 0; /* lea -0x80(%rsp),%rsp: the replayed instructions end */
+		if (!memcmp(b, lea_down, sizeof(lea_down)))
+			return 0; /* the replayed instructions end */
 		if (!ulp_insn_decode(b, slot + ULP_FAST_SLOT - p, &in))
 			return -1;
 		if (in.flags & ULP_INSN_BRANCH) {
@@ -455,8 +459,9 @@ static int tramp_tail(uintptr_t slot, unsigned n, uintptr_t pc)
 
 	if (n + 5 + 8 + 8 + 2 + 5 + 8 + 5 > ULP_FAST_SLOT)
 		return -E2BIG;
-	B(0x48), B(0x8d), B(0x64), B(0x24), B(0x80); /* lea -0x80(%rsp),%rsp */
-	B(0xff), B(0x15);			     /* call *8(slot) */
+	memcpy(t + n, lea_down, sizeof(lea_down));
+	n += sizeof(lea_down);
+	B(0xff), B(0x15); /* call *8(slot) */
 	D32(8 - (int)(n + 4));
 	B(0xeb); /* jmp fast: over lea, syscall, jmp */
 	B(8 + 2 + 5);
@@ -576,8 +581,19 @@ static int store_atomic(uintptr_t at, const uint8_t *b, unsigned n)
 	return 0;
 }
 
-/* n bytes at at, as ulp_x86_put_jmp writes its jmp; atomic: with store_atomic. */
-static int put_bytes(uintptr_t at, const uint8_t *b, unsigned n, int prot, int atomic)
+/* jmp rel32 into b[0..5) (rel counted from the jmp's end). */
+static void jmp_bytes(uint8_t *b, int32_t rel)
+{
+	b[0] = 0xe9;
+	memcpy(b + 1, &rel, 4);
+}
+
+/* n bytes at at, in a private copy of their page(s) (the mapping is MAP_PRIVATE: the file and
+ * other processes keep theirs) made writable for the store only, executable throughout (other
+ * code of the page may run meanwhile); prot: the segment's protection. store writes them (NULL: a
+ * plain copy, for code no other thread can run). 0 or -errno. */
+static int put_bytes(uintptr_t at, const uint8_t *b, unsigned n, int prot,
+		     int (*store)(uintptr_t, const uint8_t *, unsigned))
 {
 	uintptr_t page = at & ~(uintptr_t)4095, end = (at + n + 4095) & ~(uintptr_t)4095;
 	long r;
@@ -587,8 +603,8 @@ static int put_bytes(uintptr_t at, const uint8_t *b, unsigned n, int prot, int a
 			     0);
 	if (r < 0)
 		return (int)r;
-	if (atomic)
-		rc = store_atomic(at, b, n);
+	if (store)
+		rc = store(at, b, n);
 	else
 		memcpy((void *)at, b, n);
 	ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), prot, 0, 0, 0);
@@ -612,7 +628,7 @@ static int patch_short(const struct ulp_x86_obj *o, uintptr_t pc, uintptr_t flo,
 	uintptr_t site = pc - 2, want[1] = {site}, i = 0, t, glo, ghi;
 	struct ulp_insn in;
 	struct scan sc;
-	uint8_t b[16], jmp[5];
+	uint8_t b[16];
 	int64_t rel;
 	int rc, k;
 
@@ -634,29 +650,26 @@ static int patch_short(const struct ulp_x86_obj *o, uintptr_t pc, uintptr_t flo,
 	if (k < 0)
 		return -EBUSY; /* no one store writes any of them */
 	t = pad_in(flo, fhi, i + 2);
-	if (t && no_branch_into(o, flo, fhi, t - 1, t + 5, 1))
-		return -EILSEQ;
 	if (!t) { /* between the function before and this one */
 		if (flo <= o->x_lo || ulp_x86_func_before(o, flo - 1, &glo, &ghi) || ghi > flo ||
 		    glo < o->x_lo)
 			return -EILSEQ;
 		t = pad_in(glo, flo, i + 2);
-		if (!t || no_branch_into(o, glo, ghi, t - 1, t + 5, 1) ||
-		    no_branch_into(o, flo, fhi, t - 1, t + 5, 1))
+		if (!t || no_branch_into(o, glo, ghi, t - 1, t + 5, 1))
 			return -EILSEQ;
 	}
+	if (no_branch_into(o, flo, fhi, t - 1, t + 5, 1))
+		return -EILSEQ;
 	rc = tramp_write(slot, pc, t + 5, i, site, &rel);
 	if (rc)
 		return rc;
-	jmp[0] = 0xe9;
-	memcpy(jmp + 1, &(int32_t){(int32_t)rel}, 4);
-	rc = put_bytes(t, jmp, 5, o->x_prot, 0);
+	rc = ulp_x86_put_jmp(t, (int32_t)rel, o->x_prot, NULL);
 	if (rc)
 		return rc;
 	b[0] = 0xeb;
 	b[1] = (uint8_t)(int8_t)((intptr_t)t - (intptr_t)(i + 2));
 	memset(b + 2, 0x90, in.len - 2);
-	return put_bytes(i, b, in.len, o->x_prot, !alone);
+	return put_bytes(i, b, in.len, o->x_prot, alone ? NULL : store_atomic);
 }
 
 int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot, int alone)
@@ -700,13 +713,12 @@ int ulp_arch_fast_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 		for (p = w; p < w + 5; p += in.len)
 			ulp_insn_decode((const uint8_t *)p, site + 2 - p, &in);
 		if (p - w <= sizeof(b)) {
-			b[0] = 0xe9;
-			memcpy(b + 1, &(int32_t){(int32_t)rel}, 4);
+			jmp_bytes(b, (int32_t)rel);
 			memset(b + 5, 0x90, p - w - 5);
-			return put_bytes(w, b, (unsigned)(p - w), o.x_prot, 0);
+			return put_bytes(w, b, (unsigned)(p - w), o.x_prot, NULL);
 		}
 	}
-	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, alone ? NULL : ulp_x86_store_jmp);
+	return ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, alone ? NULL : ulp_x86_store_code);
 }
 
 static int cas16(uint64_t *p, uint64_t olo, uint64_t ohi, uint64_t nlo, uint64_t nhi)
@@ -720,40 +732,22 @@ static int cas16(uint64_t *p, uint64_t olo, uint64_t ohi, uint64_t nlo, uint64_t
 	return ok;
 }
 
-/* The 5 bytes of jmp at site, with one atomic store when they lie in one aligned 16-byte block;
+/* n bytes at at (within 16), with one atomic store when they lie in one aligned 16-byte block;
  * else byte by byte (the caller knows no other thread exists). */
-int ulp_x86_store_jmp(uintptr_t site, const uint8_t jmp[5])
+int ulp_x86_store_code(uintptr_t at, const uint8_t *b, unsigned n)
 {
-	if ((site & 15) + 5 > 16) {
-		memcpy((void *)site, jmp, 5);
+	if ((at & 15) + n > 16) {
+		memcpy((void *)at, b, n);
 		return 0;
 	}
-	return store_atomic(site, jmp, 5) ? -ENOSYS : 0; /* no CMPXCHG16B */
+	return store_atomic(at, b, n) ? -ENOSYS : 0; /* no CMPXCHG16B */
 }
 
-static int store_plain(uintptr_t site, const uint8_t jmp[5])
+int ulp_x86_put_jmp(uintptr_t w, int32_t rel, int prot,
+		    int (*store)(uintptr_t, const uint8_t *, unsigned))
 {
-	memcpy((void *)site, jmp, 5);
-	return 0;
-}
-
-int ulp_x86_put_jmp(uintptr_t w, int32_t rel, int prot, int (*store)(uintptr_t, const uint8_t[5]))
-{
-	uintptr_t page = w & ~(uintptr_t)4095, end = (w + 5 + 4095) & ~(uintptr_t)4095;
 	uint8_t jmp[5];
-	long r;
-	int rc;
 
-	jmp[0] = 0xe9;
-	memcpy(jmp + 1, &rel, 4);
-	/* A private copy of the page(s) (the mapping is MAP_PRIVATE: the file and other processes
-	 * keep theirs), writable only for the store, executable throughout (other code of the
-	 * page may run meanwhile). */
-	r = ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), prot | PROT_WRITE, 0, 0,
-			     0);
-	if (r < 0)
-		return (int)r;
-	rc = (store ? store : store_plain)(w, jmp);
-	ulp_arch_syscall(SYS_mprotect, (long)page, (long)(end - page), prot, 0, 0, 0);
-	return rc;
+	jmp_bytes(jmp, rel);
+	return put_bytes(w, jmp, 5, prot, store);
 }

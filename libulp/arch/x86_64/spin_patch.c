@@ -304,6 +304,6 @@ int ulp_arch_spin_patch(uintptr_t pc, uintptr_t lo, uintptr_t hi, uintptr_t slot
 	rc = build(slot, w, wend, probe);
 	if (rc)
 		return rc;
-	rc = ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, ulp_x86_store_jmp);
+	rc = ulp_x86_put_jmp(w, (int32_t)rel, o.x_prot, ulp_x86_store_code);
 	return rc ? rc : probe;
 }

@@ -8,6 +8,8 @@
  * else xmm0-15), a non-default MXCSR and x87 control word and a value on the x87 stack, make a
  * read or a sched_yield (which may run another ULP), and check that all of it came back.
  */
+#include "sitestate.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -281,25 +283,15 @@ __attribute__((noinline)) static long raw_write(long nr, long fd, const void *bu
 	return ret;
 }
 
-/* Whether the first syscall site of the function at f is there as built, rewritten into a jmp
- * (5 bytes ending at the syscall, or covering its first byte, whose second is then a nop, before
- * glibc's `cmp $-4095,%rax`), or into a 2-byte jmp to padding right before it, or not found. */
+/* Whether the first syscall site of the function at f is there as built, rewritten (sitestate.h),
+ * or not found. */
 static const char *site_state(const void *f)
 {
-	const uint8_t *p = f;
-	int i, j;
+	int rewritten;
 
-	for (i = 0; i < 96; i++) {
-		if (p[i] == 0xe9) {
-			for (j = i + 5; p[j] == 0x90 && j < i + 16; j++)
-				;
-			if ((p[j] == 0x0f && p[j + 1] == 0x05) || (p[j] == 0x48 && p[j + 1] == 0x3d))
-				return "rewritten";
-		}
-		if (p[i] == 0x0f && p[i + 1] == 0x05)
-			return i >= 2 && p[i - 2] == 0xeb ? "rewritten" : "original";
-	}
-	return "not-found";
+	if (site_next(f, 0, 96, &rewritten) < 0)
+		return "not-found";
+	return rewritten ? "rewritten" : "original";
 }
 
 static uintptr_t asm_site(void)

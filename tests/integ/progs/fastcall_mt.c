@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "codesegs.h"
+#include "sitestate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -173,31 +174,14 @@ static void cancel_parked(void)
 	printf("cancel in a parked write: %d of 5 cancelled with their cleanup run\n", ok);
 }
 
-/* The first two syscall sites of f: rewritten (a 5-byte jmp ending at the syscall, or covering
- * its first byte, the second then a nop; or a 2-byte jmp right before it) or original. */
+/* The first two syscall sites of f: rewritten or original (sitestate.h). */
 static void sites_of(const char *name, const void *f)
 {
-	const uint8_t *p = f;
-	int n = 0, i, j;
+	int n, at = 2, rewritten;
 
 	printf("sites of %s:", name);
-	for (i = 2; i < 160 && n < 2; i++) {
-		if (p[i] == 0xe9) {
-			for (j = i + 5; p[j] == 0x90 && j < i + 16; j++)
-				;
-			if ((p[j] == 0x0f && p[j + 1] == 0x05) || (p[j] == 0x48 && p[j + 1] == 0x3d)) {
-				printf(" rewritten");
-				n++;
-				i = j + 1;
-				continue;
-			}
-		}
-		if (p[i] == 0x0f && p[i + 1] == 0x05) {
-			printf(" %s", p[i - 2] == 0xeb ? "rewritten" : "original");
-			n++;
-			i++;
-		}
-	}
+	for (n = 0; n < 2 && (at = site_next(f, at, 160, &rewritten)) >= 0; n++)
+		printf(" %s", rewritten ? "rewritten" : "original");
 	printf("\n");
 }
 
