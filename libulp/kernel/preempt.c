@@ -22,6 +22,19 @@
  * too (a few switches more per quantum, shared fairly); one alone on its worker is not preempted
  * and the tick goes back to the quantum. ULP_SPIN_QUANTUM_US=0 turns this off.
  *
+ * Alone. A tick's work is needed when something else could run on the worker (a ULP to switch
+ * to, a completion to reap for a parked one) or when the running ULP has a CPU-time timer
+ * (ITIMER_VIRTUAL/PROF fire at ticks). A ULP thread that is the only live task of its instance
+ * (ulp_live_count 1: no other ULP or thread, none ready, none parked on the ring) has none of
+ * these, and a tick costs ~20 us on the 2-vCPU VM (a timer signal and its sigreturn; an empty
+ * handler's cost there), ~2% of a lone ULP's time at 1 ms. Its worker ticks every
+ * ALONE_PERIOD_US instead, still charging the CPU time (exact: nothing else ran). It leaves that
+ * at once when it is no longer alone: at the end of a trapped call that made a thread
+ * (ulp_preempt_after_call), at a switch to a ULP's task (ulp_preempt_switch_in), when the worker
+ * goes idle (ulp_preempt_arm); a signal posted from another worker of the task kicks it
+ * (ulp_preempt_kick_alone). What still waits for its long tick: a ULP that another process
+ * (the pvas_* API of a launcher) starts in the task meanwhile, at most ALONE_PERIOD_US.
+ *
  * Kicks (ULP_SIG_KICK, sys_thread.c) come on the tick's signal from tgkill (SI_TKILL): the
  * handler then only makes the running ULP thread look at its marks (kicked), it preempts nothing.
  *
@@ -62,6 +75,9 @@
  * ULP_QUANTUM_US=20 crashed ULPs, 15 of 15 runs; now they wait for the handler, see above.)
  * The quantum and the spinners' turn are 0 (off) or at least this. */
 #define MIN_QUANTUM_US 50u
+/* The tick's period on a worker whose ULP thread is alone (see the top), unless the quantum is
+ * longer. */
+#define ALONE_PERIOD_US 10000u
 
 unsigned ulp_quantum_us = DEFAULT_QUANTUM_US;
 unsigned ulp_spin_quantum_us = DEFAULT_SPIN_QUANTUM_US;
@@ -107,6 +123,11 @@ void ulp_preempt_account_now(struct ulp_worker *w)
 	account(w, w->cur, 1);
 }
 
+static unsigned alone_period(void)
+{
+	return ulp_quantum_us > ALONE_PERIOD_US ? ulp_quantum_us : ALONE_PERIOD_US;
+}
+
 static void set_period(struct ulp_io_worker *iw, unsigned us)
 {
 	struct itimerspec its;
@@ -115,9 +136,75 @@ static void set_period(struct ulp_io_worker *iw, unsigned us)
 	if (iw->period_us == us || iw->timer < 0)
 		return;
 	iw->period_us = us;
+	atomic_store_explicit(&iw->alone, us == alone_period() && us != ulp_quantum_us,
+			      memory_order_relaxed);
 	its.it_value.tv_sec = its.it_interval.tv_sec = ns / 1000000000;
 	its.it_value.tv_nsec = its.it_interval.tv_nsec = ns % 1000000000;
 	sys(SYS_timer_settime, iw->timer, 0, (long)&its, 0, 0, 0);
+}
+
+/* Whether t, running on w, is the only live task of w's instance and its ULP has no CPU-time
+ * timer: its worker's tick can wait (see the top). */
+static int alone(struct ulp_worker *w, struct ulp_task *t)
+{
+	struct ulp_cb *cb = t->owner;
+
+	return cb && !ulp_worker_has_ready(w) && ulp_live_count(w->rt) <= 1 &&
+	       !atomic_load_explicit(&cb->itimer[0][0], memory_order_relaxed) &&
+	       !atomic_load_explicit(&cb->itimer[1][0], memory_order_relaxed);
+}
+
+/* Back to the quantum from the long period, on w's own thread: what ran since the last tick
+ * was the lone ULP thread, when it is the one running now (at a switch: the one left). */
+static void leave_alone(struct ulp_worker *w, struct ulp_io_worker *iw)
+{
+	struct ulp_task *t = w->cur;
+
+	if (t && t->owner)
+		account(w, t, 1);
+	set_period(iw, ulp_quantum_us);
+}
+
+void ulp_preempt_after_call(struct ulp_worker *w)
+{
+	struct ulp_io_worker *iw = ulp_io_worker(w);
+
+	if (iw && atomic_load_explicit(&iw->alone, memory_order_relaxed) && !alone(w, w->cur))
+		leave_alone(w, iw);
+}
+
+static void kicked(void *ucv);
+
+/* Whether the signal frame ucv on w interrupted the code of a ULP (not the runtime's). */
+static int own_code(struct ulp_worker *w, void *ucv)
+{
+	uintptr_t pc = ulp_arch_trap_pc(ucv);
+
+	return w->cur && w->cur->owner && pc >= region_lo && pc < region_hi &&
+	       !__atomic_load_n(&w->probing, __ATOMIC_RELAXED);
+}
+
+void ulp_preempt_kick_alone(struct ulp_worker *w, void *ucv)
+{
+	unsigned i;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->rt->nworkers; i++) {
+		struct ulp_worker *o = w->rt->workers[i];
+		struct ulp_io_worker *iw = ulp_io_worker(o);
+
+		if (!iw || !atomic_load_explicit(&iw->alone, memory_order_relaxed))
+			continue;
+		/* The signal came here, over the ULP's own code: as a kick would. Over runtime
+		 * code (a tick's handler deciding to tick seldom, a trap): a kick of its own, which
+		 * waits while a tick's handler runs and finds the ULP's code after it. */
+		if (o == w && own_code(w, ucv))
+			kicked(ucv);
+		else
+			sys(SYS_tgkill, sys(SYS_getpid, 0, 0, 0, 0, 0, 0), o->tid, ULP_SIG_KICK, 0,
+			    0, 0);
+	}
 }
 
 /* Whether t, found running at this tick, is switched out now. */
@@ -155,6 +242,15 @@ void ulp_preempt_release(struct ulp_worker *w)
 	}
 }
 
+void ulp_preempt_switch_in(struct ulp_worker *w)
+{
+	struct ulp_io_worker *iw = w ? ulp_io_worker(w) : NULL;
+
+	ulp_preempt_release(w);
+	if (iw && atomic_load_explicit(&iw->alone, memory_order_relaxed))
+		leave_alone(w, iw);
+}
+
 /* A kick (ULP_SIG_KICK, sys_thread.c): another thread marked the ULP thread it saw running here
  * (a signal for it, its ULP dying). Whatever runs now looks, where its own code was interrupted;
  * inside the runtime, the trap's end looks anyway. */
@@ -163,11 +259,23 @@ static void kicked(void *ucv)
 	struct ulp_cb *cb = ulp_current_cb();
 	uintptr_t pc = ulp_arch_trap_pc(ucv);
 
+	struct ulp_worker *w;
+	struct ulp_io_worker *iw;
+
 	if (!cb || cb->magic != ULP_CB_MAGIC)
 		return;
 	ulp_tg_kick(cb, ucv);
-	if (pc >= cb->part_lo && pc < cb->part_hi && !ulp_fast_in_slots(cb, pc))
+	if (pc >= cb->part_lo && pc < cb->part_hi && !ulp_fast_in_slots(cb, pc)) {
 		ulp_sig_deliver(cb, ucv);
+		return;
+	}
+	/* Not here (the vDSO, a trampoline, the runtime): a worker that ticks seldom (a ULP
+	 * alone) ticks at the quantum again, so its next tick takes it as before. Never over a
+	 * tick's handler, which blocks this signal. */
+	w = ulp_worker_self();
+	iw = w ? ulp_io_worker(w) : NULL;
+	if (iw && atomic_load_explicit(&iw->alone, memory_order_relaxed))
+		leave_alone(w, iw);
 }
 
 /* At a tick that interrupted t's own code: its ULP's end, signals due to it. */
@@ -225,6 +333,10 @@ static void tick_run(struct ulp_worker *w, siginfo_t *si, void *ucv)
 	iw = ulp_io_worker(w);
 	if (!iw)
 		return;
+	if (alone(w, t)) { /* nothing to switch to or reap for: tick seldom (see the top) */
+		set_period(iw, alone_period());
+		return;
+	}
 	spinner = ulp_spin_quantum_us && t->spins >= SPIN_PREEMPTS;
 	if (spinner) /* its loop may be rewritten to yield at each iteration (spinyield.c) */
 		ulp_spin_tick(t->owner, ucv);
@@ -294,6 +406,7 @@ void ulp_preempt_arm(struct ulp_worker *w, int on)
 		its.it_value.tv_nsec = its.it_interval.tv_nsec = ns % 1000000000;
 	}
 	iw->period_us = ulp_quantum_us;
+	atomic_store_explicit(&iw->alone, 0, memory_order_relaxed);
 	sys(SYS_timer_settime, iw->timer, 0, (long)&its, 0, 0, 0);
 }
 

@@ -269,7 +269,7 @@ static void trap_worker_start(struct ulp_worker *w, void *arg)
 
 void ulp_proc_switch_in(struct ulp_worker *w, struct ulp_task *t, void *arg)
 {
-	ulp_preempt_release(w);	     /* the tick, if a tick's handler switches (preempt.c) */
+	ulp_preempt_switch_in(w);    /* the tick, if a tick's handler switches (preempt.c) */
 	ulp_fs_switch_in(w, t, arg); /* the ULP's cwd and umask (fs.c) */
 }
 

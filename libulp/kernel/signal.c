@@ -332,7 +332,7 @@ void ulp_sig_child_new(int pid)
 
 static void child_relay(struct ulp_cb *cb, int sig, siginfo_t *si, void *uc);
 
-static void relay(int sig, siginfo_t *si, void *uc)
+static void relay_post(int sig, siginfo_t *si, void *uc)
 {
 	struct ulp_worker *w = ulp_worker_self();
 	struct ulp_cb *cur = w && w->cur && w->cur->owner ? w->cur->owner : NULL;
@@ -413,6 +413,15 @@ static void relay(int sig, siginfo_t *si, void *uc)
 	broadcast(sig, si->si_code, si->si_pid, (int)si->si_uid, value);
 	if (cur && pc >= cur->part_lo && pc < cur->part_hi)
 		ulp_sig_deliver(cur, uc);
+}
+
+static void relay(int sig, siginfo_t *si, void *uc)
+{
+	relay_post(sig, si, uc);
+	/* A ULP computing alone ticks seldom (preempt.c): a kick makes it take what was posted
+	 * now, as its next tick would have (a timer's signal, a child's end). */
+	if (!ulp_sys_in_child())
+		ulp_preempt_kick_alone(ulp_worker_self(), uc);
 }
 
 static void call_handler(const struct ulp_ksigaction *a, int sig, const siginfo_t *si, void *uc)

@@ -194,6 +194,9 @@ static long trap_run(struct ulp_cb *cb, long nr, void *ucv)
 	self->in_syscall = 0;
 	if (call.nr == SYS_futex && self->switches == switches)
 		self->spins = spins;
+	/* a call that made a thread: the tick of a ULP alone comes back (preempt.c) */
+	if (!ulp_sys_in_child())
+		ulp_preempt_after_call(ulp_worker_self());
 	return r;
 }
 

@@ -55,4 +55,48 @@ for how in "ulpexec -n 8 -w 2" "ulpspawn -n 8 -t 2 -w 2"; do
 	done
 	[ $good = "$RUNS" ] && ok "$how crunch under strace -f: $RUNS of $RUNS runs end as without it"
 done
+
+# A ULP thread alone in its task (no other ULP or thread, none parked) has nothing its worker's
+# tick could switch to or reap for: the tick comes every 10 ms instead of every quantum (1 ms;
+# docs/syscalls.md, "Preemption"). Counted here as strace sees the tick's signals (SI_TIMER),
+# against the job's wall time: at most 1000 a second before, about 100 now; the bound leaves
+# room for the ticks of the start, when the launcher's reference keeps the ULP from being alone.
+# Two ranks on one worker must still be ticked at the quantum (about 1000 a second, each
+# switched out at every second tick): more than 3 times as often as the one alone (a ratio, as
+# a loaded machine lowers both rates: a thread that does not run takes no tick), and both end
+# with the process's line.
+# The pair runs a quarter of the steps each, without the spinners' turns of 200 us (each tick a
+# round trip to the tracer: 2 x 100,000,000 steps took 71 s with them).
+ALONE_STEPS=${ALONE_STEPS:-1000000000}
+PAIR_STEPS=$((ALONE_STEPS / 4))
+"$P" "$ALONE_STEPS" >"$T/want1" 2>&1
+"$P" "$PAIR_STEPS" >"$T/want2" 2>&1
+"$P" "$PAIR_STEPS" >>"$T/want2" 2>&1
+# ticks_per_s NAME STEPS LAUNCHER...: runs crunch STEPS under strace; the tick's signals per
+# second of wall time in $rate
+ticks_per_s() {
+	tn=$1 steps=$2
+	shift 2
+	t0=$(date +%s%N)
+	expect "$tn" 0 strace -f -qq -e trace=none -o "$T/tr" "$@" "$P" "$steps" || return 1
+	t1=$(date +%s%N)
+	n=$(grep -c 'si_code=SI_TIMER' "$T/tr")
+	rate=$((n * 1000000000 / (t1 - t0 + 1)))
+	echo "# $tn: $n ticks in $(((t1 - t0) / 1000000)) ms: $rate a second"
+}
+alone=
+if ticks_per_s "one ULP computing alone" "$ALONE_STEPS" "$B/bin/ulpexec" -w 2 &&
+	cmp -s "$T/out" "$T/want1" && [ "$rate" -lt 400 ]; then
+	alone=$rate
+	ok "a ULP computing alone in its task is ticked seldom ($rate ticks a second)"
+else
+	no "a ULP computing alone in its task is ticked seldom (${rate:-?} ticks a second, wanted < 400)"
+fi
+if ticks_per_s "two ULPs computing on one worker" "$PAIR_STEPS" env ULP_SPIN_QUANTUM_US=0 \
+	"$B/bin/ulpexec" -n 2 -w 1 &&
+	sort "$T/out" | cmp -s - "$T/want2" && [ -n "$alone" ] && [ "$rate" -gt $((alone * 3)) ]; then
+	ok "two ULPs computing on one worker are ticked at the quantum ($rate a second)"
+else
+	no "two ULPs computing on one worker are ticked at the quantum (${rate:-?} a second, wanted > 3 x ${alone:-?})"
+fi
 finish traced
