@@ -38,8 +38,8 @@ struct ulp_io_worker {
 	unsigned yield_streak; /* yields in a row with nothing else ready (yield policy) */
 	uint64_t cpu_seen;     /* the worker thread's CPU time at the last tick (accounting) */
 	unsigned period_us;    /* the tick's period now: ulp_quantum_us, or ulp_spin_quantum_us */
-	/* 1 while its tick runs at the long period of a ULP thread alone in its task (preempt.c);
-	 * read by other threads of the task (ulp_preempt_kick_alone) */
+	/* 1 while its tick runs at the long period: every live task of the instance runs, none
+	 * waits (preempt.c); read by other threads of the task (ulp_preempt_kick_alone) */
 	_Atomic int alone;
 	unsigned ticks_seen; /* ticks that found tick_task running, without a switch between */
 	/* The tick's handler runs here with the tick blocked (preempt.c): released by a switch */
@@ -341,8 +341,9 @@ void ulp_preempt_release(struct ulp_worker *w);
 /* The switch_in hook's part (proc.c): ulp_preempt_release, and the tick of a ULP alone comes
  * back to the quantum (preempt.c). */
 void ulp_preempt_switch_in(struct ulp_worker *w);
-/* At the end of a trapped call on w: a ULP thread that was alone in its task and ticked slowly
- * (preempt.c) is no longer alone (it made a thread): back to the quantum. A few loads else. */
+/* At the end of a trapped call on w: a worker that ticked seldom, as nothing waited in its task
+ * (preempt.c), ticks at the quantum again when the call made work wait (it made or woke a
+ * thread). A few loads else. */
 void ulp_preempt_after_call(struct ulp_worker *w);
 /* After a signal was posted to ULPs of w's task (signal.c's relay, on any worker w, ucv its
  * frame): a worker whose ULP thread computes alone, ticking slowly, is kicked to take it now

@@ -52,6 +52,8 @@ extern const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX];
 /* Run the handler of call nr for cb with the trap context uc, as the SIGSYS handler does (result
  * in uc's return register, then the thread's pending signals). trap.c. */
 void ulp_trap_call(struct ulp_cb *cb, long nr, void *uc);
+/* Whether pc lies in the vDSO's code (a ULP's own call there: its user time, as a process's). */
+int ulp_trap_in_vdso(uintptr_t pc);
 /* The same for the fast path of a ULP with other threads, but for the signals: 1 (result in *ret)
  * when one is due, which the caller runs from a kernel signal frame (fastcall.c); else 0. */
 int ulp_trap_call_fast(struct ulp_cb *cb, long nr, void *uc, long *ret);

@@ -100,6 +100,11 @@ static void vdso_find(void)
 	}
 }
 
+int ulp_trap_in_vdso(uintptr_t pc)
+{
+	return pc >= vdso_lo && pc < vdso_hi;
+}
+
 /* A clock_gettime trapped in the vDSO: 1 when answered here. */
 static int vdso_clock(siginfo_t *si, void *ucv)
 {

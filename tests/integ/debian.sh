@@ -522,6 +522,19 @@ else
 	no "ulimit -t 1 in one ULP: it is killed, another busy ULP of its worker goes on"
 fi
 
+# Time spent in the vDSO (clock reads) is user time, as a process's: before 27 Nov a perl loop
+# reading the clock for a second showed about 0.6 s user and 0.35 s system as a ULP (the tick
+# that found the vDSO's code charged system time), against 1.0 s user as a process. After half
+# a second of CPU time its system time must be under a quarter of its user time.
+if expect "a perl loop reading the clock" 0 "$X" perl -e 'use Time::HiRes qw(time); my @t;
+	do { time for 1 .. 20000; @t = times } until $t[0] + $t[1] >= 0.5;
+	print(($t[1] < $t[0] / 4) ? "user time\n" : "system time: @t[0,1]\n")' &&
+	[ "$(cat "$T/out")" = "user time" ]; then
+	ok "a ULP's time in the vDSO is user time"
+else
+	no "a ULP's time in the vDSO is user time"
+fi
+
 # times() and getrusage(RUSAGE_CHILDREN) of a ULP count its own children, not those of the other
 # ULPs of its task (before 27 Nov the task's: B, which had none, showed A's child's CPU time).
 # python's line is one write: print() of several items writes each apart under PYTHONUNBUFFERED,

@@ -57,16 +57,16 @@ for how in "ulpexec -n 8 -w 2" "ulpspawn -n 8 -t 2 -w 2"; do
 done
 
 # A ULP thread alone in its task (no other ULP or thread, none parked) has nothing its worker's
-# tick could switch to or reap for: the tick comes every 10 ms instead of every quantum (1 ms;
-# docs/syscalls.md, "Preemption"). Counted here as strace sees the tick's signals (SI_TIMER),
-# against the job's wall time: at most 1000 a second before, about 100 now; the bound leaves
-# room for the ticks of the start, when the launcher's reference keeps the ULP from being alone.
-# Two ranks on one worker must still be ticked at the quantum (about 1000 a second, each
-# switched out at every second tick): more than 3 times as often as the one alone (a ratio, as
-# a loaded machine lowers both rates: a thread that does not run takes no tick), and both end
-# with the process's line.
-# The pair runs a quarter of the steps each, without the spinners' turns of 200 us (each tick a
-# round trip to the tracer: 2 x 100,000,000 steps took 71 s with them).
+# tick could switch to or reap for, nor have two ULPs on two workers, one each: the tick comes
+# every 10 ms instead of every quantum (1 ms; docs/syscalls.md, "Preemption"). Counted here as
+# strace sees the tick's signals (SI_TIMER), against the job's wall time: at most 1000 a second
+# per worker before, about 100 now; the bounds leave room for the ticks of the start, when the
+# launcher's reference keeps the ULPs from being alone. Two ranks on one worker must still be
+# ticked at the quantum (about 1000 a second, each switched out at every second tick): more
+# than 3 times as often as the one alone (a ratio, as a loaded machine lowers both rates: a
+# thread that does not run takes no tick). Every job must end with the process's lines.
+# The pairs run a quarter of the steps each, the one on one worker without the spinners' turns
+# of 200 us (each tick a round trip to the tracer: 2 x 100,000,000 steps took 71 s with them).
 ALONE_STEPS=${ALONE_STEPS:-1000000000}
 PAIR_STEPS=$((ALONE_STEPS / 4))
 "$P" "$ALONE_STEPS" >"$T/want1" 2>&1
@@ -91,6 +91,13 @@ if ticks_per_s "one ULP computing alone" "$ALONE_STEPS" "$B/bin/ulpexec" -w 2 &&
 	ok "a ULP computing alone in its task is ticked seldom ($rate ticks a second)"
 else
 	no "a ULP computing alone in its task is ticked seldom (${rate:-?} ticks a second, wanted < 400)"
+fi
+# Two on two workers, one each: every live task runs, the ticks of both together stay seldom.
+if ticks_per_s "two ULPs computing on two workers" "$PAIR_STEPS" "$B/bin/ulpexec" -n 2 -w 2 &&
+	sort "$T/out" | cmp -s - "$T/want2" && [ "$rate" -lt 500 ]; then
+	ok "two ULPs computing on two workers are ticked seldom ($rate ticks a second)"
+else
+	no "two ULPs computing on two workers are ticked seldom (${rate:-?} a second, wanted < 500)"
 fi
 if ticks_per_s "two ULPs computing on one worker" "$PAIR_STEPS" env ULP_SPIN_QUANTUM_US=0 \
 	"$B/bin/ulpexec" -n 2 -w 1 &&
