@@ -93,9 +93,9 @@ static long sys(long nr, long a, long b, long c, long d, long e, long f)
 /*
  * CPU accounting per ULP: the CPU time the worker's thread used since its previous tick goes to
  * the ULP running at this tick, as user time when its own code (or the vDSO's) was interrupted,
- * else as system time (the runtime working for it). Nothing is added to the switch: a tick costs one
- * clock_gettime. What ran between two ticks is charged to the one found at the second, a
- * sampling error of one quantum; idle time is no CPU time.
+ * else as system time (the runtime working for it). Nothing is added to the switch: a tick
+ * costs one clock_gettime. What ran between two ticks is charged to the one found at the
+ * second, a sampling error of one period; idle time is no CPU time.
  */
 static uint64_t account(struct ulp_worker *w, struct ulp_task *t, int user)
 {
