@@ -343,7 +343,9 @@ void ulp_preempt_release(struct ulp_worker *w);
 void ulp_preempt_switch_in(struct ulp_worker *w);
 /* At the end of a trapped call on w: a worker that ticked seldom, as nothing waited in its task
  * (preempt.c), ticks at the quantum again when the call made work wait (it made or woke a
- * thread). A few loads else. */
+ * thread). Called only while ulp_preempt_alone_n, the workers that tick seldom now (in every
+ * task: one load on the fast path otherwise), is not 0. */
+extern _Atomic int ulp_preempt_alone_n;
 void ulp_preempt_after_call(struct ulp_worker *w);
 /* After a signal was posted to ULPs of w's task (signal.c's relay, on any worker w, ucv its
  * frame): a worker whose ULP thread computes alone, ticking slowly, is kicked to take it now

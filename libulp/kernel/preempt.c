@@ -130,6 +130,18 @@ static unsigned alone_period(void)
 	return ulp_quantum_us > ALONE_PERIOD_US ? ulp_quantum_us : ALONE_PERIOD_US;
 }
 
+_Atomic int ulp_preempt_alone_n;
+
+/* iw->alone, and the count of such workers, each change counted once (a kick's handler may
+ * change it over a trapped call's change on the same thread). */
+static void set_alone(struct ulp_io_worker *iw, int on)
+{
+	int was = atomic_exchange_explicit(&iw->alone, on, memory_order_relaxed);
+
+	if (was != on)
+		atomic_fetch_add_explicit(&ulp_preempt_alone_n, on - was, memory_order_relaxed);
+}
+
 static void set_period(struct ulp_io_worker *iw, unsigned us)
 {
 	struct itimerspec its;
@@ -138,8 +150,7 @@ static void set_period(struct ulp_io_worker *iw, unsigned us)
 	if (iw->period_us == us || iw->timer < 0)
 		return;
 	iw->period_us = us;
-	atomic_store_explicit(&iw->alone, us == alone_period() && us != ulp_quantum_us,
-			      memory_order_relaxed);
+	set_alone(iw, us == alone_period() && us != ulp_quantum_us);
 	its.it_value.tv_sec = its.it_interval.tv_sec = ns / 1000000000;
 	its.it_value.tv_nsec = its.it_interval.tv_nsec = ns % 1000000000;
 	sys(SYS_timer_settime, iw->timer, 0, (long)&its, 0, 0, 0);
@@ -428,7 +439,7 @@ void ulp_preempt_arm(struct ulp_worker *w, int on)
 		its.it_value.tv_nsec = its.it_interval.tv_nsec = ns % 1000000000;
 	}
 	iw->period_us = ulp_quantum_us;
-	atomic_store_explicit(&iw->alone, 0, memory_order_relaxed);
+	set_alone(iw, 0);
 	sys(SYS_timer_settime, iw->timer, 0, (long)&its, 0, 0, 0);
 }
 

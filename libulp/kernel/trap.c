@@ -200,7 +200,7 @@ static long trap_run(struct ulp_cb *cb, long nr, void *ucv)
 	if (call.nr == SYS_futex && self->switches == switches)
 		self->spins = spins;
 	/* a call that made a thread: the tick of a ULP alone comes back (preempt.c) */
-	if (!ulp_sys_in_child())
+	if (atomic_load_explicit(&ulp_preempt_alone_n, memory_order_relaxed) && !ulp_sys_in_child())
 		ulp_preempt_after_call(ulp_worker_self());
 	return r;
 }
