@@ -288,7 +288,6 @@ static void kicked(void *ucv)
 {
 	struct ulp_cb *cb = ulp_current_cb();
 	uintptr_t pc = ulp_arch_trap_pc(ucv);
-
 	struct ulp_worker *w;
 	struct ulp_io_worker *iw;
 

@@ -199,7 +199,7 @@ static long trap_run(struct ulp_cb *cb, long nr, void *ucv)
 	self->in_syscall = 0;
 	if (call.nr == SYS_futex && self->switches == switches)
 		self->spins = spins;
-	/* a call that made a thread: the tick of a ULP alone comes back (preempt.c) */
+	/* a call that made or woke a thread: a worker that ticked seldom ticks at the quantum */
 	if (atomic_load_explicit(&ulp_preempt_alone_n, memory_order_relaxed) && !ulp_sys_in_child())
 		ulp_preempt_after_call(ulp_worker_self());
 	return r;
