@@ -347,9 +347,11 @@ void ulp_preempt_switch_in(struct ulp_worker *w);
  * task: one load on the fast path otherwise), is not 0. */
 extern _Atomic int ulp_preempt_alone_n;
 void ulp_preempt_after_call(struct ulp_worker *w);
-/* After a signal was posted to ULPs of w's task (signal.c's relay, on any worker w, ucv its
- * frame): a worker whose ULP thread computes alone, ticking slowly, is kicked to take it now
- * (w itself: right here, when the signal interrupted the ULP's own code). */
-void ulp_preempt_kick_alone(struct ulp_worker *w, void *ucv);
+/* After a signal was posted to a ULP of the task of w (signal.c's ulp_sig_notify, on any worker
+ * w): each other worker whose ULP threads compute alone, ticking seldom (preempt.c), is kicked to
+ * take it now. Here, alone_here: when the signal that the relay handles in frame ucv came over
+ * the running ULP's code, it takes it at once (over runtime code: at a kick after it). */
+void ulp_preempt_kick_alone(struct ulp_worker *w);
+void ulp_preempt_alone_here(struct ulp_worker *w, void *ucv);
 
 #endif

@@ -32,10 +32,10 @@
  * charging the CPU time (exact: nothing else ran on it). It leaves that at once when it sees
  * work wait: at the end of a trapped call that made a thread or woke one (ulp_preempt_after_call),
  * at a switch to a ULP's task (ulp_preempt_switch_in), when it goes idle (ulp_preempt_arm); a
- * signal posted meanwhile kicks it (ulp_preempt_kick_alone). What waits for its long tick: work
- * made by another worker (that one ticks at the quantum and runs it, this one joins within
- * ALONE_PERIOD_US), and a ULP that another process (the pvas_* API of a launcher) starts in the
- * task meanwhile, at most ALONE_PERIOD_US.
+ * signal posted meanwhile kicks it (ulp_preempt_kick_alone, ulp_preempt_alone_here). What waits for
+ * its long tick: work made by another worker (that one ticks at the quantum and runs it, this one
+ * joins within ALONE_PERIOD_US), and a ULP that another process (the pvas_* API of a launcher)
+ * starts in the task meanwhile, at most ALONE_PERIOD_US.
  *
  * Kicks (ULP_SIG_KICK, sys_thread.c) come on the tick's signal from tgkill (SI_TKILL): the
  * handler then only makes the running ULP thread look at its marks (kicked), it preempts nothing.
@@ -214,7 +214,7 @@ static int own_code(struct ulp_worker *w, void *ucv)
 	       !__atomic_load_n(&w->probing, __ATOMIC_RELAXED);
 }
 
-void ulp_preempt_kick_alone(struct ulp_worker *w, void *ucv)
+void ulp_preempt_kick_alone(struct ulp_worker *w)
 {
 	unsigned i;
 
@@ -222,19 +222,27 @@ void ulp_preempt_kick_alone(struct ulp_worker *w, void *ucv)
 		return;
 	for (i = 0; i < w->rt->nworkers; i++) {
 		struct ulp_worker *o = w->rt->workers[i];
-		struct ulp_io_worker *iw = ulp_io_worker(o);
+		struct ulp_io_worker *iw = o == w ? NULL : ulp_io_worker(o);
 
-		if (!iw || !atomic_load_explicit(&iw->alone, memory_order_relaxed))
-			continue;
-		/* The signal came here, over the ULP's own code: as a kick would. Over runtime
-		 * code (a tick's handler deciding to tick seldom, a trap): a kick of its own, which
-		 * waits while a tick's handler runs and finds the ULP's code after it. */
-		if (o == w && own_code(w, ucv))
-			kicked(ucv);
-		else
+		if (iw && atomic_load_explicit(&iw->alone, memory_order_relaxed))
 			sys(SYS_tgkill, sys(SYS_getpid, 0, 0, 0, 0, 0, 0), o->tid, ULP_SIG_KICK, 0,
 			    0, 0);
 	}
+}
+
+void ulp_preempt_alone_here(struct ulp_worker *w, void *ucv)
+{
+	struct ulp_io_worker *iw = w ? ulp_io_worker(w) : NULL;
+
+	if (!iw || !atomic_load_explicit(&iw->alone, memory_order_relaxed))
+		return;
+	/* Over the ULP's own code: as a kick would. Over runtime code (a tick's handler deciding
+	 * to tick seldom, a trap): a kick of its own, which waits while a tick's handler runs and
+	 * finds the ULP's code after it. */
+	if (own_code(w, ucv))
+		kicked(ucv);
+	else
+		sys(SYS_tgkill, sys(SYS_getpid, 0, 0, 0, 0, 0, 0), w->tid, ULP_SIG_KICK, 0, 0, 0);
 }
 
 /* Whether t, found running at this tick, is switched out now. */

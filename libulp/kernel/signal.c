@@ -181,6 +181,9 @@ void ulp_sig_notify(int pvid, int sig)
 	if ((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) ||
 	    (atomic_load(&r->waitset) & bit))
 		ulp_io_signal_note(pvid, region->nparts, (atomic_load(&r->restart) & bit) != 0);
+	/* Running on a worker that ticks seldom (preempt.c): kicked, to take it now. */
+	if (atomic_load_explicit(&ulp_preempt_alone_n, memory_order_relaxed) && !ulp_sys_in_child())
+		ulp_preempt_kick_alone(ulp_worker_self());
 }
 
 int ulp_sig_post(int pvid, int sig, int code, int pid, int uid, long value)
@@ -418,10 +421,11 @@ static void relay_post(int sig, siginfo_t *si, void *uc)
 static void relay(int sig, siginfo_t *si, void *uc)
 {
 	relay_post(sig, si, uc);
-	/* A ULP computing alone ticks seldom (preempt.c): a kick makes it take what was posted
-	 * now, as its next tick would have (a timer's signal, a child's end). */
+	/* A ULP computing alone ticks seldom (preempt.c): what was posted to the one this signal
+	 * interrupted is taken now, as its next tick would have (a timer's signal, a child's end;
+	 * ulp_sig_notify kicked the other workers). */
 	if (!ulp_sys_in_child())
-		ulp_preempt_kick_alone(ulp_worker_self(), uc);
+		ulp_preempt_alone_here(ulp_worker_self(), uc);
 }
 
 static void call_handler(const struct ulp_ksigaction *a, int sig, const siginfo_t *si, void *uc)

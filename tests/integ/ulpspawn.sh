@@ -23,6 +23,15 @@ if expect run 0 "$S" -n 4 -t 2 --stats "$P/probe" exit 0 && [ "$(grep -c '^[0-3]
 	grep -q 'switches' "$T/out"; then
 	ok "--stats prints a row per rank"
 else no "--stats prints a row per rank"; fi
+# A rank that computes to its end without a switch (one per worker) shows its CPU time: before
+# 27 Nov its last stint was not counted and it showed about 0 ms. crunch's 300,000,000 steps
+# take 0.3 s or more of CPU here; at least 100 ms must show.
+if expect "stats of ranks computing alone" 0 "$S" -n 2 -w 2 --stats "$B/tests/integ/crunch" \
+	300000000 && [ "$(awk '/^[01] / && $5 >= 100 { n++ } END { print n + 0 }' "$T/out")" = 2 ]; then
+	ok "--stats: ranks that computed to their end without a switch show their CPU time"
+else
+	no "--stats: ranks that computed to their end without a switch show their CPU time"
+fi
 
 if expect run 139 "$S" --keep-going -n 6 -t 3 "$P/crash" && [ "$(lines survived)" = 3 ] &&
 	grep -q 'rank 0 .*killed by SIGSEGV' "$T/out" && grep -q 'rank 2 .*killed by SIGABRT' "$T/out"; then
