@@ -649,7 +649,7 @@ static __attribute__((noinline, cold, noreturn)) void exit_ulp(struct ulp_worker
 	/* Its last stint counts too (the switch from an abandoned task charges nothing): before
 	 * 27 Nov a ULP that computed to its end without a switch showed about 0 ms of CPU time in
 	 * ulpspawn --stats. */
-	if (w->rt->accounting)
+	if (w->rt->accounting && self->run_start_ns)
 		self->cpu_ns += ulp_now_ns() - self->run_start_ns;
 	switch_to(w, NULL, exit_next(w), after_exit_ulp, self);
 	__builtin_unreachable();
