@@ -270,21 +270,25 @@ static void tick_unblock(void)
 	sys(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&tick, 0, sizeof(tick), 0, 0);
 }
 
-void ulp_preempt_release(struct ulp_worker *w)
+static void release(struct ulp_io_worker *iw)
 {
-	struct ulp_io_worker *iw = w ? ulp_io_worker(w) : NULL;
-
 	if (iw && iw->tick_held) {
 		iw->tick_held = 0;
 		tick_unblock();
 	}
 }
 
+void ulp_preempt_release(struct ulp_worker *w)
+{
+	release(w ? ulp_io_worker(w) : NULL);
+}
+
+/* At every switch to a ULP's task: one look-up of the worker's state for both. */
 void ulp_preempt_switch_in(struct ulp_worker *w)
 {
 	struct ulp_io_worker *iw = w ? ulp_io_worker(w) : NULL;
 
-	ulp_preempt_release(w);
+	release(iw);
 	if (iw && atomic_load_explicit(&iw->alone, memory_order_relaxed))
 		leave_alone(w, iw);
 }
