@@ -165,6 +165,12 @@ struct ulp_cb {
 	int nnp; /* it set no_new_privs, which its child processes get (sys_cred.c) */
 	/* Its soft RLIMIT_NOFILE as last read from its placeholder, 0: not yet (sys_rlimit.c) */
 	_Atomic uint64_t nofile;
+	/* Its RLIMIT_AS [0] and RLIMIT_DATA [1] (soft, hard) once it set them, kept here and not on
+	 * its placeholder, whose fork children must not start with them (sys_rlimit.c); lim_set:
+	 * which it set (bit per limit); lim_lock guards both */
+	uint64_t lim[2][2];
+	_Atomic unsigned lim_set;
+	uint32_t lim_lock;
 	/* Its private opens of the files it locks (sys_lock.c): how many, and the table entry of
 	 * the last one looked up */
 	_Atomic int nlocks;

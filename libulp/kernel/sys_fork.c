@@ -540,14 +540,24 @@ static int ph_kids_group(const struct ulp_cb *cb)
 /* A child process of the ULP (fork, posix_spawn's CLONE_VM child, a non-PIE execve's child)
  * takes what the ULP keeps apart from its task: scheduling settings, resource limits (own_memory:
  * a fork child's, whose deferred ones are its own copy), no_new_privs, and only the ULP's
- * descriptors of the table copied at the clone (fds: its words before the clone, or NULL). */
-static void child_takes_ulp(struct ulp_cb *cb, struct ulp_fd_fork *fds, int own_memory)
+ * descriptors of the table copied at the clone (fds: its words before the clone, or NULL).
+ * by_ph: the placeholder made it, whose scheduling settings and limits are the ULP's: the
+ * child has them, and the rest comes from its copy of memory, so the descriptors go first (the
+ * parent's fork waits for them: ulp_fd_fork_end); else the settings are read from the
+ * placeholder before the parent goes on and may change them. */
+static void child_takes_ulp(struct ulp_cb *cb, struct ulp_fd_fork *fds, int own_memory, int by_ph)
 {
-	ulp_sys_sched_child(cb);
-	ulp_rlimit_child(cb, own_memory);
-	ulp_cred_child(cb);
+	if (!by_ph) {
+		ulp_sys_sched_child(cb, 0);
+		ulp_rlimit_child(cb, own_memory, 0);
+	}
 	ulp_lock_child(); /* before close_others lowers the fork's closing flag */
 	ulp_fd_close_others(cb, fds);
+	if (by_ph) {
+		ulp_sys_sched_child(cb, 1);
+		ulp_rlimit_child(cb, own_memory, 1);
+	}
+	ulp_cred_child(cb);
 }
 
 /* The first thing a posix_spawn (CLONE_VM) child does, before it resumes the ULP's code: its
@@ -558,7 +568,7 @@ static void vfork_child(void)
 
 	join_group(ulp_current_cb(), 0, forked); /* forked: a fork child's own posix_spawn */
 	if (!forked)
-		child_takes_ulp(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL, 0);
+		child_takes_ulp(ulp_current_cb(), slot >= 0 ? vfork_fds[slot] : NULL, 0, 0);
 	ulp_std_vfork_child();
 }
 
@@ -712,9 +722,8 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 				raw(SYS_setpgid, 0, group, 0, 0, 0, 0);
 			else if (group < 0)
 				join_group(cb, 0, of_child);
-			if (!of_child) { /* in a fork child, these are the kernel's already */
-				child_takes_ulp(cb, &fds, 1);
-			}
+			if (!of_child) /* in a fork child, these are the kernel's already */
+				child_takes_ulp(cb, &fds, 1, group >= 0);
 			ulp_fd_fork_child_end(&fds);
 			child_std(cb);
 			ulp_sig_fork_child(cb, s->uc);
@@ -908,7 +917,7 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	if (pid == 0) {
 		forked = 1;
-		child_takes_ulp(cb, &fds, 1);
+		child_takes_ulp(cb, &fds, 1, 0);
 		ulp_fd_fork_child_end(&fds);
 		child_std(cb);
 		ulp_sig_exec_child(cb);

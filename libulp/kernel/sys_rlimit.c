@@ -111,8 +111,62 @@ void ulp_rlimit_task_nofile(uint64_t want)
 	prl(0, RLIMIT_NOFILE, &t, NULL);
 }
 
-/* The ULP itself (pid 0 or its own): its placeholder's limits; another pid's: the kernel's
- * (another ULP's pid is that ULP's placeholder, so its limits too). */
+/* The calling process may raise a hard limit (CAP_SYS_RESOURCE in its effective set). */
+static int may_raise(void);
+
+/* The ULP's RLIMIT_AS or RLIMIT_DATA (deferred_res[i]) into *l: as it set it, else its
+ * placeholder's (its task's, unless changed from outside). copy: in a fork child, whose copy
+ * of the lock may have been taken by another thread of the ULP at the clone, and stays so. */
+static long ulp_lim(struct ulp_cb *cb, int i, struct rlim *l, int copy)
+{
+	long r = 0;
+
+	if (!copy)
+		ulp_spin_lock(&cb->lim_lock);
+	if (atomic_load(&cb->lim_set) & (1u << i)) {
+		l->cur = cb->lim[i][0];
+		l->max = cb->lim[i][1];
+	} else {
+		r = -ESRCH;
+	}
+	if (!copy)
+		ulp_spin_unlock(&cb->lim_lock);
+	if (r < 0)
+		r = cb->pid > 0 ? prl(cb->pid, deferred_res[i], NULL, l) : -ESRCH;
+	return r;
+}
+
+/* setrlimit/getrlimit of the ULP's own RLIMIT_AS or RLIMIT_DATA, checked as the kernel checks
+ * them. Kept in its control block: on its placeholder they were its fork children's (the
+ * placeholder makes them), which are copies of the task's address space, the whole
+ * reservation included, until their execve: `ulimit -v 500000` then a subshell's allocation
+ * failed there (bash: "xrealloc: cannot allocate"), as `ulimit -d` did. */
+static long own_deferred(struct ulp_cb *cb, int i, const struct rlim *set, struct rlim *old)
+{
+	struct rlim was;
+	long r = ulp_lim(cb, i, &was, 0);
+
+	if (r < 0)
+		return r;
+	if (set && set->cur > set->max)
+		return -EINVAL;
+	if (set && set->max > was.max && !may_raise())
+		return -EPERM;
+	if (set) {
+		ulp_spin_lock(&cb->lim_lock);
+		cb->lim[i][0] = set->cur;
+		cb->lim[i][1] = set->max;
+		atomic_fetch_or(&cb->lim_set, 1u << i);
+		ulp_spin_unlock(&cb->lim_lock);
+	}
+	if (old)
+		*old = was;
+	return 0;
+}
+
+/* The ULP itself (pid 0 or its own): its placeholder's limits (RLIMIT_AS and RLIMIT_DATA: its
+ * own, own_deferred); another pid's: the kernel's (another ULP's pid is that ULP's placeholder,
+ * so its limits too). */
 long ulp_sys_rlimit(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	const struct rlim *set;
@@ -127,6 +181,11 @@ long ulp_sys_rlimit(struct ulp_cb *cb, struct ulp_sys *s)
 		return -EFAULT;
 	if (set)
 		n = *set;
+	if (deferred(res) >= 0) {
+		if (old && !ulp_sys_range_ok(cb, (uintptr_t)old, sizeof(*old)))
+			return -EFAULT;
+		return own_deferred(cb, deferred(res), set ? &n : NULL, old);
+	}
 	r = prl(cb->pid, res, set ? &n : NULL, old);
 	if (r == 0 && res == RLIMIT_NOFILE && set)
 		ulp_rlimit_task_nofile(n.cur);
@@ -240,28 +299,26 @@ long ulp_rlimit_child_call(struct ulp_cb *cb, struct ulp_sys *s, int forked)
 	return 0;
 }
 
-void ulp_rlimit_child(struct ulp_cb *cb, int forked)
+void ulp_rlimit_child(struct ulp_cb *cb, int forked, int inherited)
 {
 	struct rlim want, mine;
 	long res;
 	int i;
 
-	/* First the child's own, the task's: where the ULP's cannot be read (its placeholder gone),
-	 * its execve must not set limits of 0 (execve failing with ENOMEM, getrlimit saying 0). */
+	/* The ULP's, kept for the execve; where they cannot be read (its placeholder gone), the
+	 * child's own, the task's: its execve must not set limits of 0 (execve failing with
+	 * ENOMEM, getrlimit saying 0). */
 	for (i = 0; forked && i < DEFERRED; i++)
-		if (prl(0, deferred_res[i], NULL, &later[i]) < 0)
+		if (ulp_lim(cb, i, &later[i], 1) < 0 &&
+		    prl(0, deferred_res[i], NULL, &later[i]) < 0)
 			later[i].cur = later[i].max = RLIM_INFINITY;
-	if (cb->pid <= 0)
+	/* A child its placeholder made has the others already, as a process's child has its
+	 * parent's (33 system calls a fork saved) */
+	if (cb->pid <= 0 || inherited)
 		return;
 	for (res = 0; res < RLIM_NLIMITS; res++) {
-		if (prl(cb->pid, res, NULL, &want) < 0)
+		if (deferred(res) >= 0 || prl(cb->pid, res, NULL, &want) < 0)
 			continue;
-		i = deferred(res);
-		if (i >= 0) {
-			if (forked)
-				later[i] = want;
-			continue;
-		}
 		if (prl(0, res, NULL, &mine) == 0 && (mine.cur != want.cur || mine.max != want.max))
 			prl(0, res, &want, NULL);
 	}
@@ -282,7 +339,7 @@ void ulp_rlimit_exec(struct ulp_cb *cb, int forked, struct ulp_rlimit_saved *sv)
 		} else {
 			/* A CLONE_VM child (posix_spawn's): its ULP's, unless it set its own
 			 * (then no longer what its parent's was) */
-			if (cb->pid <= 0 || prl(cb->pid, deferred_res[i], NULL, &want) < 0 ||
+			if (ulp_lim(cb, i, &want, 0) < 0 ||
 			    prl(pp, deferred_res[i], NULL, &parent) < 0 ||
 			    parent.cur != sv->old[i][0] || parent.max != sv->old[i][1])
 				continue;

@@ -873,7 +873,7 @@ long ulp_sys_sched_policy(struct ulp_cb *cb, struct ulp_sys *s)
 #define KSCHED_DEADLINE 6
 #define KSCHED_RESET_ON_FORK 0x40000000
 
-void ulp_sys_sched_child(struct ulp_cb *cb)
+void ulp_sys_sched_child(struct ulp_cb *cb, int inherited)
 {
 	const struct aff *set = aff_set(cb);
 	struct sched_param sp = {0};
@@ -881,7 +881,9 @@ void ulp_sys_sched_child(struct ulp_cb *cb)
 
 	if (set)
 		sys(SYS_sched_setaffinity, 0, sizeof(set->mask), (long)set->mask, 0, 0, 0);
-	if (!cb->pid)
+	/* A child the placeholder made has them from it, as a process's child from its parent
+	 * (SCHED_RESET_ON_FORK applied by the kernel) */
+	if (!cb->pid || inherited)
 		return;
 	/* The policy, and the nice value (the raw call's 20 - nice, both sides). With
 	 * SCHED_RESET_ON_FORK a real-time policy and a negative nice are not the child's, as

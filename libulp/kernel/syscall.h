@@ -171,7 +171,7 @@ ulp_sys_handler ulp_sys_clone, ulp_sys_clone3, ulp_sys_set_tid_address, ulp_sys_
     ulp_sys_sched_getaffinity, ulp_sys_sched_setaffinity, ulp_sys_futex, ulp_sys_sched_policy;
 /* In a new fork child of cb (sys_fork.c): the affinity cb set, its nice value, scheduling policy
  * and I/O priority (its placeholder's) become the child's, the kernel's (sys_thread.c). */
-void ulp_sys_sched_child(struct ulp_cb *cb);
+void ulp_sys_sched_child(struct ulp_cb *cb, int inherited);
 /* credentials (sys_cred.c): setuid, setgid, setreuid, setregid, setresuid, setresgid, setfsuid,
  * setfsgid, setgroups, capset, unshare, setns, personality, prctl (ulp_sys_cred_prctl's
  * options); a change makes the ULP a process of its own: ulp_sys_as_child (sys_fork.c)
@@ -198,7 +198,7 @@ struct ulp_rlimit_saved {
 	int set[2];
 };
 ulp_sys_handler ulp_sys_rlimit;
-void ulp_rlimit_child(struct ulp_cb *cb, int forked);
+void ulp_rlimit_child(struct ulp_cb *cb, int forked, int inherited);
 long ulp_rlimit_child_call(struct ulp_cb *cb, struct ulp_sys *s, int forked);
 void ulp_rlimit_exec(struct ulp_cb *cb, int forked, struct ulp_rlimit_saved *sv);
 void ulp_rlimit_exec_failed(const struct ulp_rlimit_saved *sv);

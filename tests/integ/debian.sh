@@ -427,6 +427,13 @@ fi
 same "ulimit -v: perl over the limit in a subshell, then perl in place" bash -c 'ulimit -v 300000
 	ulimit -v; (perl -e "print 1; my \$x = q(a) x 400000000; print length \$x"; echo " $?")
 	exec perl -e "print qq(in place\n)"'
+# A fork child is a copy of the task's address space (the whole reservation) until its execve: it
+# must not start with the ULP's RLIMIT_AS or RLIMIT_DATA. Before 27 Nov (the twelfth session) the
+# placeholder that makes the fork held them, so a subshell's allocation failed ("bash: xrealloc:
+# cannot allocate", status 2) after `ulimit -v` or `ulimit -d`.
+same "ulimit -v and -d, then subshells that allocate before any execve" bash -c 'ulimit -v 500000
+	ulimit -d 400000; (y=$(printf "%0200000d" 0); echo sub ${#y}; ulimit -v; ulimit -d)
+	x=$(seq 20000 | sort -n | tail -1); echo $x; ulimit -v; ulimit -Hv; ulimit -d'
 same "ulimit -f, -n, -c: a child's, system's" bash -c 'ulimit -f 1; ulimit -n 40; ulimit -c 0
 	perl -e "system(q(head -c 5000 /dev/zero >big)); print \$? & 127, qq(\n)"; wc -c <big
 	sh -c "ulimit -n; ulimit -c"; perl -e "system(q(ulimit -n))"'
