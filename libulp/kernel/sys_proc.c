@@ -448,6 +448,102 @@ static int self_elsewhere(const struct ulp_cb *cb, const char *path, int flags, 
 	return 1;
 }
 
+/* s padded with spaces to width w at b + *i (the kernel's "%-Ns"). */
+static void put_padded(char *b, int *i, const char *s, int w)
+{
+	int n = 0;
+
+	for (; s[n]; n++)
+		b[(*i)++] = s[n];
+	for (; n < w; n++)
+		b[(*i)++] = ' ';
+}
+
+/* A limit as the kernel's /proc/PID/limits writes it: "unlimited" or the number. */
+static void limit_text(char *d, uint64_t v)
+{
+	char t[24];
+	int n = 0, i = 0;
+
+	if (v == RLIM_INFINITY) {
+		strcpy(d, "unlimited");
+		return;
+	}
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (n)
+		d[i++] = t[--n];
+	d[i] = 0;
+}
+
+/*
+ * /proc/self/limits of a ULP that set its own RLIMIT_AS or RLIMIT_DATA: its placeholder's file,
+ * where those two are the task's (sys_rlimit.c keeps the ULP's), with their lines made from the
+ * ULP's, in the kernel's format ("%-25s %-20s %-20s %-10s"). 0: nothing to change (the
+ * placeholder's file is opened as any other /proc/self file), else 1 with *ret the descriptor of
+ * a memfd holding it, or -errno.
+ */
+static int self_limits(struct ulp_cb *cb, int flags, long *ret)
+{
+	static const struct {
+		const char *name;
+		int res;
+	} lines[] = {{"Max data size", RLIMIT_DATA}, {"Max address space", RLIMIT_AS}};
+	char path[96], in[4096] = "", out[4608], num[24];
+	uint64_t cur, max;
+	long fd, n, at = 0;
+	int i, j, k, o = 0, own = 0;
+
+	for (j = 0; j < 2; j++)
+		own |= ulp_rlimit_own(cb, lines[j].res, &cur, &max);
+	if (!own || cb->pid <= 0 || ulp_ident_proc_path(cb, "limits", path, sizeof(path)))
+		return 0;
+	fd = ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return 0;
+	while (at < (long)sizeof(in) - 1 &&
+	       (n = ulp_arch_syscall(SYS_read, fd, (long)in + at, (long)sizeof(in) - 1 - at, 0, 0,
+				     0)) > 0)
+		at += n;
+	ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+	in[at] = 0;
+	for (i = 0; i < at;) {
+		for (k = i; k < at && in[k] != '\n'; k++)
+			;
+		for (j = 0; j < 2; j++)
+			if (!strncmp(in + i, lines[j].name, strlen(lines[j].name)) &&
+			    ulp_rlimit_own(cb, lines[j].res, &cur, &max))
+				break;
+		if (j < 2 && o + 80 < (int)sizeof(out)) {
+			put_padded(out, &o, lines[j].name, 25);
+			out[o++] = ' ';
+			limit_text(num, cur);
+			put_padded(out, &o, num, 20);
+			out[o++] = ' ';
+			limit_text(num, max);
+			put_padded(out, &o, num, 20);
+			out[o++] = ' ';
+			put_padded(out, &o, "bytes", 10);
+			out[o++] = '\n';
+		} else if (o + (k + 1 - i) < (int)sizeof(out)) {
+			memcpy(out + o, in + i, (size_t)(k < at ? k + 1 - i : k - i));
+			o += k < at ? k + 1 - i : k - i;
+		}
+		i = k + 1;
+	}
+	fd = ulp_arch_syscall(SYS_memfd_create, (long)"limits",
+			      (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0, 0, 0, 0, 0);
+	if (fd >= 0 && ulp_arch_syscall(SYS_write, fd, (long)out, o, 0, 0, 0) != o) {
+		ulp_arch_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+		fd = -EIO;
+	}
+	if (fd >= 0)
+		ulp_arch_syscall(SYS_lseek, fd, 0, SEEK_SET, 0, 0, 0);
+	*ret = fd;
+	return 1;
+}
+
 int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags, long *ret)
 {
 	uintptr_t lo, hi;
@@ -466,6 +562,8 @@ int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags
 	} else if (self_file(cb, path, "environ", 0)) {
 		lo = cb->env_lo;
 		hi = cb->env_hi;
+	} else if (self_file(cb, path, "limits", 0) && self_limits(cb, flags, ret)) {
+		return 1;
 	} else if (self_file(cb, path, "exe", 0) && cb->exe[0]) {
 		/* the task's exe is the launcher: the ULP's program file itself */
 		*ret = ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)cb->exe, flags, 0, 0, 0);

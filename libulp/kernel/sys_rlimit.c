@@ -136,6 +136,18 @@ static long ulp_lim(struct ulp_cb *cb, int i, struct rlim *l, int copy)
 	return r;
 }
 
+int ulp_rlimit_own(struct ulp_cb *cb, int res, uint64_t *cur, uint64_t *max)
+{
+	struct rlim l;
+	int i = deferred(res);
+
+	if (i < 0 || !(atomic_load(&cb->lim_set) & (1u << i)) || ulp_lim(cb, i, &l, 0) < 0)
+		return 0;
+	*cur = l.cur;
+	*max = l.max;
+	return 1;
+}
+
 /* setrlimit/getrlimit of the ULP's own RLIMIT_AS or RLIMIT_DATA, checked as the kernel checks
  * them. Kept in its control block: on its placeholder they were its fork children's (the
  * placeholder makes them), which are copies of the task's address space, the whole

@@ -199,6 +199,8 @@ struct ulp_rlimit_saved {
 };
 ulp_sys_handler ulp_sys_rlimit;
 void ulp_rlimit_child(struct ulp_cb *cb, int forked, int inherited);
+/* 1 when the ULP set its own RLIMIT_AS or RLIMIT_DATA (res), kept by the runtime: *cur, *max */
+int ulp_rlimit_own(struct ulp_cb *cb, int res, uint64_t *cur, uint64_t *max);
 long ulp_rlimit_child_call(struct ulp_cb *cb, struct ulp_sys *s, int forked);
 void ulp_rlimit_exec(struct ulp_cb *cb, int forked, struct ulp_rlimit_saved *sv);
 void ulp_rlimit_exec_failed(const struct ulp_rlimit_saved *sv);

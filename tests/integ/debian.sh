@@ -434,6 +434,10 @@ same "ulimit -v: perl over the limit in a subshell, then perl in place" bash -c 
 same "ulimit -v and -d, then subshells that allocate before any execve" bash -c 'ulimit -v 500000
 	ulimit -d 400000; (y=$(printf "%0200000d" 0); echo sub ${#y}; ulimit -v; ulimit -d)
 	x=$(seq 20000 | sort -n | tail -1); echo $x; ulimit -v; ulimit -Hv; ulimit -d'
+# ... and /proc/self/limits, read in place, shows them (the placeholder's file holds the task's)
+same "ulimit -v and -Sd, then /proc/self/limits read in place" bash -c 'ulimit -v 500000
+	ulimit -Sd 400000; exec perl -e "open(my \$f, q(<), q(/proc/self/limits)) or die; my @l = <\$f>;
+	print scalar(@l), qq(\n), \$l[0], grep { /addr|data/ } @l"'
 same "ulimit -f, -n, -c: a child's, system's" bash -c 'ulimit -f 1; ulimit -n 40; ulimit -c 0
 	perl -e "system(q(head -c 5000 /dev/zero >big)); print \$? & 127, qq(\n)"; wc -c <big
 	sh -c "ulimit -n; ulimit -c"; perl -e "system(q(ulimit -n))"'
