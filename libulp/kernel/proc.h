@@ -358,6 +358,9 @@ int ulp_trap_install(struct pvas_region *r);
 int ulp_trap_handler_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags);
 /* In a PVAS task's first thread: re-install the trap's signal handlers (raw). */
 void ulp_trap_task_init(void);
+/* The runtime's own signal handlers (the trap's, the faults', the tick's...) as the task has
+ * them, installed again (raw): in a fork child whose actions were cleared at the clone. */
+void ulp_trap_own_actions(void);
 /* Per worker: alternate signal stack for faults (called on each worker's kernel thread). */
 void ulp_trap_worker_init(struct ulp_worker *w);
 

@@ -590,7 +590,30 @@ struct ph_clone {
 	struct ulp_arch_jmp j; /* where the child goes on */
 	int group;	       /* ph_kids_group */
 	unsigned umask;	       /* the ULP's (the placeholder's cwd is the ULP's already: ident.c) */
+	int cleared;	       /* the child's copied handlers are SIG_DFL (CLONE_CLEAR_SIGHAND) */
 };
+
+/* The kernel's clone of flags (fork flags: no CLONE_VM), with the handlers the child copies
+ * reset to SIG_DFL (clone3's CLONE_CLEAR_SIGHAND, Linux 5.5) where the kernel can: *cleared
+ * says so, set before the clone, so that the child's copy of it tells the child. The child
+ * then sets the ULP's actions over far fewer of them (ulp_sig_fork_child). */
+static long clone_cleared(unsigned long flags, long ptid, long ctid, int *cleared)
+{
+	struct clone_args ca;
+	long pid;
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = (flags & ~(unsigned long)CSIGNAL) | CLONE_CLEAR_SIGHAND;
+	ca.exit_signal = flags & CSIGNAL;
+	ca.parent_tid = (uint64_t)ptid;
+	ca.child_tid = (uint64_t)ctid;
+	*cleared = 1;
+	pid = raw(SYS_clone3, (long)&ca, sizeof(ca), 0, 0, 0, 0);
+	if (pid != -ENOSYS && pid != -EINVAL && pid != -E2BIG)
+		return pid;
+	*cleared = 0;
+	return raw(SYS_clone, (long)flags, 0, ptid, ctid, 0, 0);
+}
 
 /* In the placeholder. */
 static long ph_clone_fn(void *arg)
@@ -604,7 +627,7 @@ static long ph_clone_fn(void *arg)
 	/* do_fork: the child's copy of the parked calls is whole; held as this placeholder's, which
 	 * the child may kill before it lets go (io_ring.c, holder_gone) */
 	ulp_io_fork_hold((int)raw(SYS_getpid, 0, 0, 0, 0, 0, 0));
-	pid = raw(SYS_clone, (long)c->flags, 0, c->ptid, c->ctid, 0, 0);
+	pid = clone_cleared(c->flags, c->ptid, c->ctid, &c->cleared);
 	if (pid == 0)
 		ulp_arch_jmp_resume(&c->j, 1);
 	ulp_io_fork_hold(0);
@@ -614,8 +637,10 @@ static long ph_clone_fn(void *arg)
 }
 
 /* A fork (no CLONE_VM) made by the ULP's placeholder; -ENOSYS when it cannot (none, stopped).
- * In the child, 0 with *group the group it joins. */
-static long ph_clone(struct ulp_cb *cb, unsigned long flags, long ptid, long ctid, int *group)
+ * In the child, 0 with *group the group it joins and *cleared whether its handlers are SIG_DFL
+ * (clone_cleared). */
+static long ph_clone(struct ulp_cb *cb, unsigned long flags, long ptid, long ctid, int *group,
+		     int *cleared)
 {
 	struct ph_clone c = {.flags = flags,
 			     .ptid = ptid,
@@ -628,8 +653,10 @@ static long ph_clone(struct ulp_cb *cb, unsigned long flags, long ptid, long cti
 	if (!ulp_ph_fork)
 		return -ENOSYS;
 	c.group = *group = ph_kids_group(cb);
-	if (ulp_arch_jmp_save(&c.j))
+	if (ulp_arch_jmp_save(&c.j)) {
+		*cleared = c.cleared;
 		return 0; /* the placeholder's child, on this frame of its copy of memory */
+	}
 	r = ulp_ident_parent_call(cb, ph_clone_fn, &c);
 	return r == -ETIMEDOUT ? -ENOSYS : r; /* not taken: the worker makes it */
 }
@@ -650,7 +677,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		    long ptid, long ctid, int by_ph)
 {
 	long pid;
-	int slot = -1, i, of_child = ulp_sys_in_child(), group = -1;
+	int slot = -1, i, of_child = ulp_sys_in_child(), group = -1, cleared = 0;
 	struct ulp_fd_fork fds; /* the table's words before the clone (fds.c) */
 
 	if (flags & ~(unsigned long)FORK_OK)
@@ -704,7 +731,8 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		/* The parked calls are held across the clone (the child reads its copy of them):
 		 * by the placeholder around its own clone, not for as long as the worker waits for
 		 * it to run, which stalled the task's other workers' parks and reaps. */
-		pid = by_ph && !of_child ? ph_clone(cb, flags, ptid, ctid, &group) : -ENOSYS;
+		pid = by_ph && !of_child ? ph_clone(cb, flags, ptid, ctid, &group, &cleared)
+					 : -ENOSYS;
 		if (pid == -ENOSYS) {
 			group = -1;
 			if (!of_child)
@@ -716,6 +744,8 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			ulp_io_fork_hold(0); /* its copy, held by the placeholder at the clone */
 		}
 		if (pid == 0) {
+			if (cleared) /* first: the trap's handler before any trap */
+				ulp_trap_own_actions();
 			forked = 1;
 			became = 0;
 			if (group > 0) /* the placeholder's child */
@@ -726,7 +756,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 				child_takes_ulp(cb, &fds, 1, group >= 0);
 			ulp_fd_fork_child_end(&fds);
 			child_std(cb);
-			ulp_sig_fork_child(cb, s->uc);
+			ulp_sig_fork_child(cb, s->uc, cleared);
 			if (stack)
 				ulp_arch_trap_set_sp(s->uc, stack);
 			return 0;

@@ -420,7 +420,7 @@ static int install_filter(struct pvas_region *r)
 
 /* In a new PVAS task: the handlers it inherited are whatever the launching process had at clone
  * time (a test framework may have replaced ours); put the runtime's back, raw. */
-void ulp_trap_task_init(void)
+void ulp_trap_own_actions(void)
 {
 	int sig;
 
@@ -428,6 +428,11 @@ void ulp_trap_task_init(void)
 		if (ulp_rt_signal(sig))
 			ulp_arch_syscall(SYS_rt_sigaction, sig, (long)&saved[sig], 0,
 					 ULP_KSIGSET_SIZE, 0, 0);
+}
+
+void ulp_trap_task_init(void)
+{
+	ulp_trap_own_actions();
 	ulp_sig_task_init(); /* the relay for the ULPs' signals (signal.c) */
 	ulp_io_task_init();  /* the descriptor table, grown while the task has one thread */
 }

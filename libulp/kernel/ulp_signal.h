@@ -33,8 +33,9 @@ void ulp_sig_exit(struct ulp_cb *cb);
  * stay. */
 void ulp_sig_exec(struct ulp_cb *cb);
 /* In a fork child of cb (a real process from now on): the ULP's dispositions become the kernel's
- * (ignored signals stay ignored across the child's execve). */
-void ulp_sig_fork_child(struct ulp_cb *cb, void *uc);
+ * (ignored signals stay ignored across the child's execve). cleared: the clone reset the
+ * handlers it copied to SIG_DFL (CLONE_CLEAR_SIGHAND), so only what differs is set. */
+void ulp_sig_fork_child(struct ulp_cb *cb, void *uc, int cleared);
 /* The same in the child process that is to execve a program for cb (one that cannot replace it
  * in place: sys_fork.c), which goes on from there, not from a trap frame: the mask of cb's
  * running thread becomes the child's kernel mask now. Before 27 Nov the program ran with none

@@ -568,6 +568,14 @@ fi
 
 # PR_SET_CHILD_SUBREAPER: the ULP reaps the orphans it adopts (before 27 Nov they were the task's
 # children, and its wait saw only its own child)
+# A fork child keeps SA_NOCLDWAIT with the default SIGCHLD action: its own children are reaped as
+# they end (until 27 Nov, twelfth session, the child's action lost the flag: its waitpid reaped).
+same "perl SIGCHLD default with SA_NOCLDWAIT: a fork child's children are not left to wait for" perl -e '
+	use POSIX; POSIX::sigaction(SIGCHLD, POSIX::SigAction->new("DEFAULT", POSIX::SigSet->new,
+		POSIX::SA_NOCLDWAIT)) or die; my $c = fork; if (!$c) { my $g = fork; exit 3 if !$g;
+		select(undef, undef, undef, 0.2); my $r = waitpid($g, 0); print "child: ",
+		($r == -1 ? "ECHILD" : "reaped $?"), "\n"; exit 0 } sleep 1; print "parent: ",
+		(waitpid($c, 0) == -1 ? "ECHILD" : "reaped"), "\n"'
 same "perl PR_SET_CHILD_SUBREAPER: wait reaps a child and an adopted grandchild" perl -e '
 	require "syscall.ph"; print "set: ", syscall(&SYS_prctl, 36, 1, 0, 0, 0), "\n";
 	if (!fork) { if (!fork) { select(undef, undef, undef, 0.3); exit 7 } exit 3 }
