@@ -1035,16 +1035,22 @@ static long child_thread(struct ulp_sys *s)
 
 /*
  * In a fork or CLONE_VM child the ULP is a process of its own: its calls are the kernel's, except
- * brk (its heap is in the partition), getppid (the ULP's pid), RLIMIT_AS and RLIMIT_DATA until
- * its execve (sys_rlimit.c), the signals the runtime owns (the
- * trap stays installed: SIGSYS must stay ours, and not be blocked), fork itself (the grandchild
- * resumes through the trap frame too), and clone of a thread (a kernel thread, started on its own
- * stack: child_thread).
+ * its /proc/self/exe, cmdline and environ (the program's, not the launcher's: sys_proc.c,
+ * ulp_sys_child_self), brk (its heap is in the partition), getppid (the ULP's pid), RLIMIT_AS and
+ * RLIMIT_DATA until its execve (sys_rlimit.c), the signals the runtime owns (the trap stays
+ * installed: SIGSYS must stay ours, and not be blocked), fork itself (the grandchild resumes
+ * through the trap frame too), and clone of a thread (a kernel thread, started on its own stack:
+ * child_thread).
  */
 long ulp_sys_child(struct ulp_cb *cb, struct ulp_sys *s)
 {
-	long *a = s->a;
+	long *a = s->a, r;
+	const char *exe = NULL;
 
+	if (ulp_sys_child_self(cb, s, &exe, &r))
+		return r; /* its /proc/self/exe, cmdline, environ: the program's */
+	if (exe)	  /* an execve of /proc/self/exe: the program's file */
+		a[s->nr == SYS_execveat] = (long)exe;
 	switch (s->nr) {
 	case SYS_brk:
 		return ulp_sys_brk(cb, s);

@@ -544,10 +544,11 @@ static int self_limits(struct ulp_cb *cb, int flags, long *ret)
 	return 1;
 }
 
+static long strings_file(uintptr_t lo, uintptr_t hi, int flags);
+
 int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags, long *ret)
 {
 	uintptr_t lo, hi;
-	long fd;
 
 	if (ulp_sys_in_child() || !path || !ulp_sys_range_ok(cb, (uintptr_t)path, 1) ||
 	    (dirfd != AT_FDCWD && path[0] != '/'))
@@ -571,10 +572,17 @@ int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags
 	} else {
 		return self_elsewhere(cb, path, flags, ret);
 	}
-	/* The task's file would be the launcher's: a file holding the ULP's strings as they are
-	 * now (a program that rewrites its argv sees it there, as from the kernel's). */
-	fd = ulp_arch_syscall(SYS_memfd_create, (long)"cmdline",
-			      (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0, 0, 0, 0, 0);
+	*ret = strings_file(lo, hi, flags);
+	return 1;
+}
+
+/* The task's file would be the launcher's: a file (memfd) holding the ULP's strings in [lo, hi)
+ * as they are now (a program that rewrites its argv sees it there, as from the kernel's). */
+static long strings_file(uintptr_t lo, uintptr_t hi, int flags)
+{
+	long fd = ulp_arch_syscall(SYS_memfd_create, (long)"cmdline",
+				   (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0, 0, 0, 0, 0);
+
 	if (fd >= 0 && hi > lo &&
 	    ulp_arch_syscall(SYS_write, fd, (long)lo, (long)(hi - lo), 0, 0, 0) !=
 		(long)(hi - lo)) {
@@ -583,7 +591,103 @@ int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags
 	}
 	if (fd >= 0)
 		ulp_arch_syscall(SYS_lseek, fd, 0, SEEK_SET, 0, 0, 0);
-	*ret = fd;
+	return fd;
+}
+
+/* What follows "/proc/self/", "/proc/thread-self/" or "/proc/PID/" of the calling process's own
+ * PID in p, else NULL: in a child process of the ULP (child mode), where self is that process. */
+static const char *child_self(const char *p)
+{
+	long pid = 0;
+
+	if (strncmp(p, "/proc/", 6) != 0)
+		return NULL;
+	p += 6;
+	if (!strncmp(p, "self/", 5))
+		return p + 5;
+	if (!strncmp(p, "thread-self/", 12))
+		return p + 12;
+	if (*p < '1' || *p > '9')
+		return NULL;
+	while (*p >= '0' && *p <= '9')
+		pid = pid * 10 + (*p++ - '0');
+	return *p == '/' && pid == ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0) ? p + 1 : NULL;
+}
+
+/*
+ * A child process of the ULP (fork, posix_spawn, before its execve) is a copy of its task, so the
+ * kernel's /proc/self/exe, cmdline and environ there are the launcher's: `exec /proc/self/exe`
+ * in a perl fork child ran ulpexec with perl's arguments (until 27 Nov, twelfth session), and
+ * readlink named ulpexec. They are the program's here, as in the ULP itself (ulp_sys_self_open,
+ * ulp_sys_readlink): readlink and readlinkat of the exe link give the program's path, a
+ * read-only open of exe opens the program file and of cmdline or environ a memfd holding the
+ * strings of the child's copy of the ULP's memory, and execve or execveat of the exe link runs
+ * the program (*path is made the program's path). 1: answered in *ret; 0: the kernel's call.
+ */
+int ulp_sys_child_self(struct ulp_cb *cb, struct ulp_sys *s, const char **path, long *ret)
+{
+	const long *a = s->a;
+	const char *p, *rest;
+	long flags = 0, size = 0, n;
+	char *buf = NULL;
+
+	switch (s->nr) {
+	case SYS_readlink:
+		p = (const char *)a[0], buf = (char *)a[1], size = a[2];
+		break;
+	case SYS_readlinkat:
+		p = (const char *)a[1], buf = (char *)a[2], size = a[3];
+		break;
+	case SYS_open:
+		p = (const char *)a[0], flags = a[1];
+		break;
+	case SYS_openat:
+		p = (const char *)a[1], flags = a[2];
+		break;
+	case SYS_execve:
+		p = (const char *)a[0];
+		break;
+	case SYS_execveat:
+		p = (const char *)a[1];
+		break;
+	default:
+		return 0;
+	}
+	if (!cb->exe[0] || !p || !ulp_sys_range_ok(cb, (uintptr_t)p, 1) || p[0] != '/' ||
+	    !(rest = child_self(p)))
+		return 0;
+	if (s->nr == SYS_execve || s->nr == SYS_execveat) {
+		if (strcmp(rest, "exe"))
+			return 0;
+		*path = cb->exe;
+		return 0;
+	}
+	if (s->nr == SYS_readlink || s->nr == SYS_readlinkat) {
+		if (strcmp(rest, "exe"))
+			return 0;
+		if (size <= 0) {
+			*ret = -EINVAL;
+			return 1;
+		}
+		if (!ulp_sys_range_ok(cb, (uintptr_t)buf, (size_t)size)) {
+			*ret = -EFAULT;
+			return 1;
+		}
+		for (n = 0; n < size && n < (long)sizeof(cb->exe) && cb->exe[n]; n++)
+			buf[n] = cb->exe[n]; /* no terminating NUL, as the kernel's */
+		*ret = n;
+		return 1;
+	}
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return 0;
+	if (!strcmp(rest, "exe"))
+		*ret = ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)cb->exe, flags, 0, 0, 0);
+	else if (!strcmp(rest, "cmdline"))
+		*ret = strings_file(cb->args_lo, cb->args_hi, (int)flags);
+	else if (!strcmp(rest, "environ"))
+		*ret = strings_file(cb->env_lo, cb->env_hi, (int)flags);
+	else
+		return 0;
 	return 1;
 }
 

@@ -118,6 +118,10 @@ ulp_sys_handler ulp_sys_chdir, ulp_sys_umask, ulp_sys_chroot;
 /* open of the ULP's own /proc/self/cmdline or environ (sys_proc.c): 1 and the result in *ret
  * (an fd holding its strings, or -errno); 0 for any other file. */
 int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags, long *ret);
+/* In a child process of cb (child mode, sys_fork.c): readlink(at), open(at) and execve(at) of
+ * its own /proc/self/exe, cmdline, environ, made the program's: 1 with the result in *ret, or 0
+ * (an execve of the exe link with *path set to the program's path). */
+int ulp_sys_child_self(struct ulp_cb *cb, struct ulp_sys *s, const char **path, long *ret);
 /* clock_gettime of a CPU clock for cb (sys_proc.c); other clocks: the kernel's. */
 struct timespec;
 long ulp_sys_cpu_clock(struct ulp_cb *cb, long clk, struct timespec *ts);

@@ -568,6 +568,13 @@ fi
 
 # PR_SET_CHILD_SUBREAPER: the ULP reaps the orphans it adopts (before 27 Nov they were the task's
 # children, and its wait saw only its own child)
+# A fork child's /proc/self/exe, cmdline and environ are the program's: until 27 Nov (twelfth
+# session) they were the launcher's, and `exec /proc/self/exe` in a fork child ran ulpexec.
+same "perl fork child: exec of /proc/self/exe, its readlink, cmdline and exe contents" perl -e '
+	if (!fork) { exec "/proc/self/exe", "-e", "print qq(re-exec \$^X\n)" } wait; print "st $?\n";
+	if (!fork) { print readlink("/proc/self/exe"), "\n"; open(my $f, "<", "/proc/self/cmdline")
+		or die; my $c = do { local $/; <$f> }; $c =~ s/\0/|/g; print length($c), "\n";
+		open(my $g, "<", "/proc/$$/exe") or die; read($g, my $h, 4); print "$h\n"; exit } wait'
 # A fork child keeps SA_NOCLDWAIT with the default SIGCHLD action: its own children are reaped as
 # they end (until 27 Nov, twelfth session, the child's action lost the flag: its waitpid reaped).
 same "perl SIGCHLD default with SA_NOCLDWAIT: a fork child's children are not left to wait for" perl -e '
