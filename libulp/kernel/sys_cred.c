@@ -38,6 +38,7 @@
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 
 #define GROUPS_MAX 64 /* a longer setgroups list is taken as a change, unread */
 
@@ -215,5 +216,26 @@ long ulp_sys_cred(struct ulp_cb *cb, struct ulp_sys *s)
 		own_caps(cb, s, &hdr);
 	if (ulp_sys_in_child() || no_change(cb, s))
 		return ulp_arch_syscall(s->nr, a[0], a[1], a[2], a[3], a[4], 0);
+	return ulp_sys_as_child(cb, s);
+}
+
+/*
+ * ptrace. A tracer is a kernel thread: a ULP's requests made natively came from whichever worker
+ * ran it (a ULP moved to another worker got ESRCH), and its waits, scoped to its own children,
+ * never reported the processes its tracees made (PTRACE_O_TRACEFORK): `strace -f sh -c
+ * /bin/true` as a ULP hung until 27 Nov (twelfth session), its job never ending. The ULP becomes
+ * a process of its own at its first request (ulp_sys_as_child, as for a credential change: -EPERM
+ * for a ULP with other threads), where it traces and waits as a process does. PTRACE_TRACEME of
+ * the ULP itself would make its worker a tracee of the launcher: -EPERM, as for a process
+ * traced already. In a child process of the ULP (child mode): the kernel's.
+ */
+long ulp_sys_ptrace(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long *a = s->a;
+
+	if (ulp_sys_in_child())
+		return ulp_arch_syscall(s->nr, a[0], a[1], a[2], a[3], 0, 0);
+	if (a[0] == PTRACE_TRACEME)
+		return -EPERM;
 	return ulp_sys_as_child(cb, s);
 }

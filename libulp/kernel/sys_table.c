@@ -66,6 +66,7 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_setfsgid] = ulp_sys_cred,
     [SYS_setgroups] = ulp_sys_cred,
     [SYS_capset] = ulp_sys_cred,
+    [SYS_ptrace] = ulp_sys_ptrace,
     [SYS_unshare] = ulp_sys_cred,
     [SYS_setns] = ulp_sys_cred,
     [SYS_personality] = ulp_sys_cred,

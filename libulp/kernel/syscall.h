@@ -183,6 +183,9 @@ void ulp_sys_sched_child(struct ulp_cb *cb, int inherited);
  * ULP ending with that child's status; when s fails there, the child ends and the ULP gets the
  * error; -EPERM for a ULP with other threads. */
 ulp_sys_handler ulp_sys_cred;
+/* ptrace (sys_cred.c): the ULP becomes a process of its own at its first request, as for a
+ * credential change (ulp_sys_as_child); PTRACE_TRACEME of the ULP itself: -EPERM */
+ulp_sys_handler ulp_sys_ptrace;
 long ulp_sys_as_child(struct ulp_cb *cb, struct ulp_sys *s);
 /* 1: prctl option op is of the credentials' kind (PR_SET_NO_NEW_PRIVS...), ulp_sys_cred's. */
 int ulp_sys_cred_prctl(long op);

@@ -568,6 +568,11 @@ fi
 
 # PR_SET_CHILD_SUBREAPER: the ULP reaps the orphans it adopts (before 27 Nov they were the task's
 # children, and its wait saw only its own child)
+# strace as a ULP: the ULP becomes a process of its own at its first ptrace request. Before 27
+# Nov (twelfth session) its tracees' children were never reported to its waits, and `strace -f`
+# of a shell that runs a command hung, the job never ending.
+same "strace -f as a ULP: a shell and its two children traced, the job ends" strace -f -qq -e \
+	trace=execve -e signal=none -o '|grep -c "= 0$"' sh -c '/bin/true; /bin/true; echo out; exit 4'
 # A fork child's /proc/self/exe, cmdline and environ are the program's: until 27 Nov (twelfth
 # session) they were the launcher's, and `exec /proc/self/exe` in a fork child ran ulpexec.
 same "perl fork child: exec of /proc/self/exe, its readlink, cmdline and exe contents" perl -e '
