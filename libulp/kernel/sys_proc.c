@@ -391,10 +391,10 @@ long ulp_sys_times(struct ulp_cb *cb, struct ulp_sys *s)
 
 /* ---- /proc/self/exe, cwd, cmdline, environ ---- */
 
-/* What follows "/proc/self/", "/proc/thread-self/" or "/proc/PID/" in p, PID the ULP's own or its
- * task's when task is not 0, else NULL; *by_self (may be NULL): whether it said self or
+/* What follows "/proc/self/", "/proc/thread-self/" or "/proc/PID/" in p, PID a or b (a < 0: the
+ * calling process's own), else NULL; *by_self (may be NULL): whether it said self or
  * thread-self. */
-static const char *self_rest(const struct ulp_cb *cb, const char *p, long task, int *by_self)
+static const char *proc_rest(const char *p, long a, long b, int *by_self)
 {
 	long pid = 0;
 
@@ -413,7 +413,15 @@ static const char *self_rest(const struct ulp_cb *cb, const char *p, long task, 
 		return NULL;
 	while (*p >= '0' && *p <= '9')
 		pid = pid * 10 + (*p++ - '0');
-	return (pid == cb->pid || pid == task) && *p == '/' ? p + 1 : NULL;
+	if (a < 0)
+		a = ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	return (pid == a || pid == b) && *p == '/' ? p + 1 : NULL;
+}
+
+/* The same for the ULP: PID its own or its task's when task is not 0. */
+static const char *self_rest(const struct ulp_cb *cb, const char *p, long task, int *by_self)
+{
+	return proc_rest(p, cb->pid > 0 ? cb->pid : 0, task, by_self);
 }
 
 /* 1: "/proc/self/NAME", "/proc/thread-self/NAME" or "/proc/PID/NAME" (self_rest). */
@@ -594,26 +602,6 @@ static long strings_file(uintptr_t lo, uintptr_t hi, int flags)
 	return fd;
 }
 
-/* What follows "/proc/self/", "/proc/thread-self/" or "/proc/PID/" of the calling process's own
- * PID in p, else NULL: in a child process of the ULP (child mode), where self is that process. */
-static const char *child_self(const char *p)
-{
-	long pid = 0;
-
-	if (strncmp(p, "/proc/", 6) != 0)
-		return NULL;
-	p += 6;
-	if (!strncmp(p, "self/", 5))
-		return p + 5;
-	if (!strncmp(p, "thread-self/", 12))
-		return p + 12;
-	if (*p < '1' || *p > '9')
-		return NULL;
-	while (*p >= '0' && *p <= '9')
-		pid = pid * 10 + (*p++ - '0');
-	return *p == '/' && pid == ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0) ? p + 1 : NULL;
-}
-
 /*
  * A child process of the ULP (fork, posix_spawn, before its execve) is a copy of its task, so the
  * kernel's /proc/self/exe, cmdline and environ there are the launcher's: `exec /proc/self/exe`
@@ -654,7 +642,7 @@ int ulp_sys_child_self(struct ulp_cb *cb, struct ulp_sys *s, const char **path, 
 		return 0;
 	}
 	if (!cb->exe[0] || !p || !ulp_sys_range_ok(cb, (uintptr_t)p, 1) || p[0] != '/' ||
-	    !(rest = child_self(p)))
+	    !(rest = proc_rest(p, -1, 0, NULL)))
 		return 0;
 	if (s->nr == SYS_execve || s->nr == SYS_execveat) {
 		if (strcmp(rest, "exe"))
