@@ -156,11 +156,14 @@ long ulp_sys_umask(struct ulp_cb *cb, struct ulp_sys *s)
 	return r;
 }
 
-/* chroot would move the worker's root, which every ULP it runs would then see: refused, as for
- * a process without CAP_SYS_CHROOT. A fork child's is its own. */
+/* chroot would move the worker's root, which every ULP it runs would then see: the ULP becomes a
+ * process of its own, which makes the call (ulp_sys_as_child, as for a change of credentials or
+ * namespaces: -EPERM for a ULP with other threads). Until 27 Nov (twelfth session) it was refused
+ * with -EPERM, and `chroot DIR CMD` run as a ULP failed where a process's worked. A fork child's
+ * is its own. */
 long ulp_sys_chroot(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	if (ulp_sys_in_child())
 		return sys(SYS_chroot, s->a[0], 0, 0, 0, 0, 0);
-	return -EPERM;
+	return ulp_sys_as_child(cb, s);
 }

@@ -568,6 +568,10 @@ fi
 
 # PR_SET_CHILD_SUBREAPER: the ULP reaps the orphans it adopts (before 27 Nov they were the task's
 # children, and its wait saw only its own child)
+# chroot as a ULP: it becomes a process of its own, as for credentials (until 27 Nov, twelfth
+# session: EPERM, status 125)
+same "chroot / and chroot of a missing directory, from perl" perl -e 'chroot("/nonexistent") or
+	print "err $!\n"; chroot("/") or die "chroot: $!"; exec "/bin/echo", "in root"'
 # strace as a ULP: the ULP becomes a process of its own at its first ptrace request. Before 27
 # Nov (twelfth session) its tracees' children were never reported to its waits, and `strace -f`
 # of a shell that runs a command hung, the job never ending.
