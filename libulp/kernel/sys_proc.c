@@ -657,10 +657,8 @@ int ulp_sys_child_self(struct ulp_cb *cb, struct ulp_sys *s, const char **path, 
 			*ret = -EINVAL;
 			return 1;
 		}
-		if (!ulp_sys_range_ok(cb, (uintptr_t)buf, (size_t)size)) {
-			*ret = -EFAULT;
-			return 1;
-		}
+		if (!ulp_sys_range_ok(cb, (uintptr_t)buf, (size_t)size))
+			return 0; /* not the partition's (the child's own mmap): the kernel's */
 		for (n = 0; n < size && n < (long)sizeof(cb->exe) && cb->exe[n]; n++)
 			buf[n] = cb->exe[n]; /* no terminating NUL, as the kernel's */
 		*ret = n;
