@@ -352,6 +352,9 @@ void ulp_preempt_after_call(struct ulp_worker *w);
  * take it now. Here, alone_here: when the signal that the relay handles in frame ucv came over
  * the running ULP's code, it takes it at once (over runtime code: at a kick after it). */
 void ulp_preempt_kick_alone(struct ulp_worker *w);
+/* A kick (ULP_SIG_KICK) to worker w's kernel thread: the ULP thread running there looks at its
+ * marks (preempt.c, kicked). */
+void ulp_worker_kick(const struct ulp_worker *w);
 void ulp_preempt_alone_here(struct ulp_worker *w, void *ucv);
 
 #endif

@@ -214,6 +214,11 @@ static int own_code(struct ulp_worker *w, void *ucv)
 	       !__atomic_load_n(&w->probing, __ATOMIC_RELAXED);
 }
 
+void ulp_worker_kick(const struct ulp_worker *w)
+{
+	sys(SYS_tgkill, sys(SYS_getpid, 0, 0, 0, 0, 0, 0), w->tid, ULP_SIG_KICK, 0, 0, 0);
+}
+
 void ulp_preempt_kick_alone(struct ulp_worker *w)
 {
 	unsigned i;
@@ -225,8 +230,7 @@ void ulp_preempt_kick_alone(struct ulp_worker *w)
 		struct ulp_io_worker *iw = o == w ? NULL : ulp_io_worker(o);
 
 		if (iw && atomic_load_explicit(&iw->alone, memory_order_relaxed))
-			sys(SYS_tgkill, sys(SYS_getpid, 0, 0, 0, 0, 0, 0), o->tid, ULP_SIG_KICK, 0,
-			    0, 0);
+			ulp_worker_kick(o);
 	}
 }
 
@@ -242,7 +246,7 @@ void ulp_preempt_alone_here(struct ulp_worker *w, void *ucv)
 	if (own_code(w, ucv))
 		kicked(ucv);
 	else
-		sys(SYS_tgkill, sys(SYS_getpid, 0, 0, 0, 0, 0, 0), w->tid, ULP_SIG_KICK, 0, 0, 0);
+		ulp_worker_kick(w);
 }
 
 /* Whether t, found running at this tick, is switched out now. */

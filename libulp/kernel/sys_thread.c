@@ -384,7 +384,7 @@ static void kick(struct ulp_uthread *u)
 	/* Running on another worker: a kick there makes it look (preempt.c, ulp_tg_kick). Racy on
 	 * purpose: a thread that switched away meanwhile looks at its next trap return. */
 	if (w && w != ulp_worker_self() && __atomic_load_n(&w->cur, __ATOMIC_RELAXED) == t)
-		sys(SYS_tgkill, sys(SYS_getpid, 0, 0, 0, 0, 0, 0), w->tid, ULP_SIG_KICK, 0, 0, 0);
+		ulp_worker_kick(w);
 }
 
 void ulp_tg_die(struct ulp_cb *cb, int status, int sig)
