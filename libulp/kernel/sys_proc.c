@@ -499,13 +499,13 @@ static int self_limits(struct ulp_cb *cb, int flags, long *ret)
 		int res;
 	} lines[] = {{"Max data size", RLIMIT_DATA}, {"Max address space", RLIMIT_AS}};
 	char path[96], in[4096] = "", out[4608], num[24];
-	uint64_t cur, max;
+	uint64_t cur[2], max[2];
 	long fd, n, at = 0;
-	int i, j, k, o = 0, own = 0;
+	int i, j, k, o = 0, own[2], any = 0;
 
 	for (j = 0; j < 2; j++)
-		own |= ulp_rlimit_own(cb, lines[j].res, &cur, &max);
-	if (!own || cb->pid <= 0 || ulp_ident_proc_path(cb, "limits", path, sizeof(path)))
+		any |= own[j] = ulp_rlimit_own(cb, lines[j].res, &cur[j], &max[j]);
+	if (!any || cb->pid <= 0 || ulp_ident_proc_path(cb, "limits", path, sizeof(path)))
 		return 0;
 	fd = ulp_arch_syscall(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
 	if (fd < 0)
@@ -520,16 +520,15 @@ static int self_limits(struct ulp_cb *cb, int flags, long *ret)
 		for (k = i; k < at && in[k] != '\n'; k++)
 			;
 		for (j = 0; j < 2; j++)
-			if (!strncmp(in + i, lines[j].name, strlen(lines[j].name)) &&
-			    ulp_rlimit_own(cb, lines[j].res, &cur, &max))
+			if (own[j] && !strncmp(in + i, lines[j].name, strlen(lines[j].name)))
 				break;
 		if (j < 2 && o + 80 < (int)sizeof(out)) {
 			put_padded(out, &o, lines[j].name, 25);
 			out[o++] = ' ';
-			limit_text(num, cur);
+			limit_text(num, cur[j]);
 			put_padded(out, &o, num, 20);
 			out[o++] = ' ';
-			limit_text(num, max);
+			limit_text(num, max[j]);
 			put_padded(out, &o, num, 20);
 			out[o++] = ' ';
 			put_padded(out, &o, "bytes", 10);
@@ -553,6 +552,18 @@ static int self_limits(struct ulp_cb *cb, int flags, long *ret)
 }
 
 static long strings_file(uintptr_t lo, uintptr_t hi, int flags);
+
+/* readlink's answer link into buf of size bytes (> 0): truncated, no terminating NUL, as the
+ * kernel's. */
+static long link_out(char *buf, long size, const char *link)
+{
+	size_t n = strlen(link);
+
+	if (n > (size_t)size)
+		n = (size_t)size;
+	memcpy(buf, link, n);
+	return (long)n;
+}
 
 int ulp_sys_self_open(struct ulp_cb *cb, long dirfd, const char *path, int flags, long *ret)
 {
@@ -616,7 +627,7 @@ int ulp_sys_child_self(struct ulp_cb *cb, struct ulp_sys *s, const char **path, 
 {
 	const long *a = s->a;
 	const char *p, *rest;
-	long flags = 0, size = 0, n;
+	long flags = 0, size = 0;
 	char *buf = NULL;
 
 	switch (s->nr) {
@@ -653,15 +664,9 @@ int ulp_sys_child_self(struct ulp_cb *cb, struct ulp_sys *s, const char **path, 
 	if (s->nr == SYS_readlink || s->nr == SYS_readlinkat) {
 		if (strcmp(rest, "exe"))
 			return 0;
-		if (size <= 0) {
-			*ret = -EINVAL;
-			return 1;
-		}
-		if (!ulp_sys_range_ok(cb, (uintptr_t)buf, (size_t)size))
+		if (size > 0 && !ulp_sys_range_ok(cb, (uintptr_t)buf, (size_t)size))
 			return 0; /* not the partition's (the child's own mmap): the kernel's */
-		for (n = 0; n < size && n < (long)sizeof(cb->exe) && cb->exe[n]; n++)
-			buf[n] = cb->exe[n]; /* no terminating NUL, as the kernel's */
-		*ret = n;
+		*ret = size <= 0 ? -EINVAL : link_out(buf, size, cb->exe);
 		return 1;
 	}
 	if ((flags & O_ACCMODE) != O_RDONLY)
@@ -691,8 +696,6 @@ long ulp_sys_readlink(struct ulp_cb *cb, struct ulp_sys *s)
 	const char *p = (const char *)a[at ? 1 : 0];
 	char *buf = (char *)a[at ? 2 : 1];
 	long size = a[at ? 3 : 2];
-	size_t n;
-
 	char cwd[4096];
 	const char *link = cb->exe;
 	long r;
@@ -714,9 +717,5 @@ long ulp_sys_readlink(struct ulp_cb *cb, struct ulp_sys *s)
 				  : ulp_arch_syscall(s->nr, a[0], a[1], a[2], 0, 0, 0);
 		link = cwd;
 	}
-	n = strlen(link);
-	if (n > (size_t)size)
-		n = (size_t)size;
-	memcpy(buf, link, n); /* no terminating NUL, as the kernel's */
-	return (long)n;
+	return link_out(buf, size, link);
 }
