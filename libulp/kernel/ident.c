@@ -478,6 +478,7 @@ int ulp_ident_setup(struct pvas_region *r)
 	if (recs)
 		return 0;
 	ulp_ph_fork = !(q && !strcmp(q, "0"));
+	ulp_fork_copy_setup();
 	npids = pid_max();
 	recs = ulp_raw_mmap((size_t)r->nparts * sizeof(*recs), MAP_NORESERVE);
 	stacks = ulp_raw_mmap((size_t)r->nparts * PH_STACK, MAP_NORESERVE);

@@ -19,6 +19,7 @@
  */
 #include "io.h"
 #include "plock.h"
+#include "syscall.h"
 #include "ulp_signal.h"
 #include "uthread.h"
 
@@ -41,6 +42,7 @@
 #define IOWQ_MAX_WORKERS 4096
 #define IOWQ_KICK_NS 20000000 /* iowq_kick */
 #define UD_CANCEL 1ull	      /* low bit of user_data: the CQE of a cancel request */
+#define FORK_OPENS 64
 
 struct ulp_io {
 	int fd; /* -1: no ring (io_uring refused); the per-worker states still serve preemption */
@@ -60,6 +62,15 @@ struct ulp_io {
 	 * when the last had SA_RESTART (signal.c decides which). */
 	_Atomic uint32_t *sig_gen;
 	unsigned sig_gen_n;
+	/* The FIFO opens in flight at a fork's clone, kept under cq_lock by ulp_io_fork_hold: what
+	 * a fork child looks at instead of the parked calls, which lie in the other ULPs'
+	 * partitions, not copied into it (fork_copy.c). nfork_opens > FORK_OPENS: more than fit,
+	 * any counts. */
+	unsigned nfork_opens;
+	struct {
+		int pvid;
+		uint64_t dev, ino;
+	} fork_opens[FORK_OPENS];
 	struct ulp_fd_table fdt; /* who made each descriptor of the task (fds.c) */
 	unsigned nworkers;
 	struct ulp_io_worker ws[]; /* by worker id */
@@ -655,6 +666,14 @@ int ulp_io_fifo_opening(int pvid, uint64_t dev, uint64_t ino)
 
 	if (!io || !atomic_load(&io->opens))
 		return 0;
+	if (ulp_sys_forked()) { /* the parked calls are not in its memory: those of its clone */
+		unsigned i, n = io->nfork_opens;
+
+		for (i = 0; i < n && i < FORK_OPENS && !found; i++)
+			found = io->fork_opens[i].pvid != pvid && io->fork_opens[i].dev == dev &&
+				io->fork_opens[i].ino == ino;
+		return found || n > FORK_OPENS;
+	}
 	lock_cq(io);
 	for (wt = io->waiters; wt && !found; wt = wt->next)
 		found = wt->open_inflight && wt->pvid != pvid && wt->open_dev == dev &&
@@ -689,9 +708,23 @@ void ulp_io_fork_hold(int hold)
 
 	if (!io)
 		return;
-	if (hold)
+	if (hold) {
+		const struct ulp_io_wait *wt;
+		unsigned n = 0;
+
 		ulp_plock_lock(&io->cq_lock, (uint32_t)hold); /* the placeholder's pid */
-	else
+		for (wt = io->waiters; wt && n <= FORK_OPENS; wt = wt->next) {
+			if (!wt->open_inflight)
+				continue;
+			if (n < FORK_OPENS) {
+				io->fork_opens[n].pvid = wt->pvid;
+				io->fork_opens[n].dev = wt->open_dev;
+				io->fork_opens[n].ino = wt->open_ino;
+			}
+			n++;
+		}
+		io->nfork_opens = n;
+	} else
 		ulp_spin_unlock(&io->cq_lock);
 }
 

@@ -353,6 +353,7 @@ static void unclaim(struct pvas_region *r, int pvid)
 		move(r, pvid, s, ULP_PROC_CLAIMED);
 	r->procs[pvid].task = NULL;
 	map_set(r->zombie_map, pvid, 0);
+	ulp_fork_copy_release(r, pvid);
 	mmap((void *)lo, r->part_size, PROT_NONE,
 	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 	ulp_spin_lock(&r->lock);

@@ -60,9 +60,10 @@ enum ulp_proc_state {
 
 /* A partition as others may see it without touching its control block. */
 struct ulp_proc_slot {
-	_Atomic uint32_t state; /* enum ulp_proc_state */
-	void *task;		/* the PVAS task it runs in (NULL: the launching process) */
-	_Atomic uint32_t held;	/* host calls about it posted, not done: no release */
+	_Atomic uint32_t state;	    /* enum ulp_proc_state */
+	void *task;		    /* the PVAS task it runs in (NULL: the launching process) */
+	_Atomic uint32_t held;	    /* host calls about it posted, not done: no release */
+	_Atomic uint32_t own_marks; /* its program's MADV_DONTFORK/DOFORK stand (fork_copy.c) */
 };
 
 struct pvas_region;
@@ -240,7 +241,21 @@ struct pvas_region {
 	ulp_exec_fn exec; /* pvas_ulp_exec server, or NULL (-ENOSYS) */
 	ulp_host_post_fn host_post; /* runs ulp_host_calls in the owner (NULL: none) */
 	int end_efd;		    /* host's eventfd, written each time a ULP ends (-1: none) */
+	uint32_t fork_lock;	    /* a fork's marks and clone (fork_copy.c) */
+	_Atomic unsigned fork_waiters;
+	_Atomic unsigned nown_marks; /* partitions whose own_marks is set */
 };
+
+/* What a fork of a ULP copies (fork_copy.c): its partition and the runtime, not the other
+ * ULPs'. setup reads ULP_FORK_COPY_ALL; begin (0: nothing done, else held) before the clone and
+ * end after it, in the parent; own before a program's MADV_DONTFORK or MADV_DOFORK; release
+ * when the partition is freed. */
+extern int ulp_fork_copy_all;
+void ulp_fork_copy_setup(void);
+int ulp_fork_copy_begin(struct ulp_cb *cb);
+void ulp_fork_copy_end(struct ulp_cb *cb, int held);
+void ulp_fork_copy_own(struct ulp_cb *cb);
+void ulp_fork_copy_release(struct pvas_region *r, int pvid);
 
 /* The state of partition pvid's ULP (enum ulp_proc_state); pvid must be in range. */
 static inline int ulp_proc_state(const struct pvas_region *r, int pvid)

@@ -76,6 +76,11 @@ static int vfork_slot(void)
 	return -1;
 }
 
+int ulp_sys_forked(void)
+{
+	return forked;
+}
+
 int ulp_sys_in_child(void)
 {
 	return forked || vfork_slot() >= 0;
@@ -719,6 +724,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		/* No CLONE_VM (or vfork on the caller's own stack, made a fork): the child gets a
 		 * copy of everything, this frame included, and returns from this handler. */
 		unsigned long all = ~0ul, old;
+		int marked;
 
 		/* The child is born with every signal blocked, until it has become a process
 		 * with the ULP's dispositions (the trap's sigreturn restores the mask that
@@ -727,6 +733,9 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, ULP_KSIGSET_SIZE, 0,
 		    0);
 		flags &= ~(unsigned long)(CLONE_VM | CLONE_VFORK);
+		/* the child gets this partition, not the other ULPs' (fork_copy.c); before the
+		 * table's guard: the marks may read /proc/self/maps */
+		marked = of_child ? 0 : ulp_fork_copy_begin(cb);
 		ulp_fd_fork_begin(cb, &fds); /* nothing in a fork child's fork */
 		/* The parked calls are held across the clone (the child reads its copy of them):
 		 * by the placeholder around its own clone, not for as long as the worker waits for
@@ -762,6 +771,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			return 0;
 		}
 		ulp_fd_fork_end(&fds, pid);
+		ulp_fork_copy_end(cb, marked);
 		raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
 	}
 	if (pid > 0) {
@@ -932,12 +942,13 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	struct ulp_fd_fork fds; /* the table's words before the clone (fds.c) */
 	unsigned long all = ~0ul, old;
-	int p[2], err = 0;
+	int p[2], err = 0, marked;
 	long pid, r;
 
 	r = own_pipe(cb, p);
 	if (r < 0)
 		return r;
+	marked = ulp_fork_copy_begin(cb); /* this partition only (fork_copy.c) */
 	ulp_fd_fork_begin(cb, &fds);
 	/* no handler runs while the parked calls are held: one may look at them */
 	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, ULP_KSIGSET_SIZE, 0, 0);
@@ -945,6 +956,8 @@ static long exec_as_child(struct ulp_cb *cb, struct ulp_sys *s)
 	pid = raw(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
 	ulp_io_fork_hold(0); /* in the child: its copy */
 	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, ULP_KSIGSET_SIZE, 0, 0);
+	if (pid)
+		ulp_fork_copy_end(cb, marked);
 	if (pid == 0) {
 		forked = 1;
 		child_takes_ulp(cb, &fds, 1, 0);

@@ -164,5 +164,10 @@ long ulp_sys_madvise(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long r = own_range(cb, s);
 
-	return r ? r : ulp_arch_syscall(SYS_madvise, s->a[0], s->a[1], s->a[2], 0, 0, 0);
+	if (r)
+		return r;
+	/* what the program marks for its forks stands from now on (fork_copy.c) */
+	if (s->a[2] == MADV_DONTFORK || s->a[2] == MADV_DOFORK)
+		ulp_fork_copy_own(cb);
+	return ulp_arch_syscall(SYS_madvise, s->a[0], s->a[1], s->a[2], 0, 0, 0);
 }

@@ -156,6 +156,9 @@ long ulp_pgrp_kid_view(const struct ulp_cb *cb, long nr, long id);
 int ulp_pgrp_kill(struct ulp_cb *cb, int target, int sig, long *ret);
 /* In a fork child of a ULP (a real process now): 1, and its calls go to ulp_sys_child. */
 int ulp_sys_in_child(void);
+/* 1 in a fork child, a process with its own copy of memory (not posix_spawn's CLONE_VM child),
+ * which holds this ULP's partition and none of the other ULPs' (fork_copy.c). */
+int ulp_sys_forked(void);
 ulp_sys_handler ulp_sys_child;
 /* signals (sys_signal.c); ulp_sys_alarm is x86_64's alarm (sys_arch.h) */
 ulp_sys_handler ulp_sys_rt_sigaction, ulp_sys_rt_sigprocmask, ulp_sys_sigaltstack,

@@ -21,6 +21,34 @@ for prog in forks forks_dyn; do
 	done
 done
 
+# What a fork child holds (libulp/kernel/fork_copy.c, tests/integ/progs/forkmarks.c): its ULP's
+# memory, whole, while the other ranks fork too, and none of the other ranks' partitions (their
+# copies of the program: "others 0"; all of them with ULP_FORK_COPY_ALL=1, which shows that the
+# count sees them); the program's own MADV_DONTFORK and MADV_DOFORK stand ("own" ranks beside
+# plain ones); and the same when the own partition's MADV_DOFORK is refused (a VM_IO mapping,
+# injected: it is then cleared one mapping at a time from /proc/self/maps).
+fm() { # NAME WANT_OTHERS(0, +: more than 0, any) LAUNCHER ARGS...
+	name=$1 want=$2
+	shift 2
+	if expect "$name" 0 "$@" && [ "$(lines ': ok$')" = 4 ] && [ "$(lines FAIL)" = 0 ]; then
+		got=$(sed -n 's/^others \([0-9]*\)$/\1/p' "$T/out")
+		case $want:$got in
+		0:0 | +:[1-9]* | any:[0-9]*) ok "fork children of 4 ranks: $name" ;;
+		*) no "fork children of 4 ranks: $name (others $got, wanted $want)" ;;
+		esac
+	else
+		no "fork children of 4 ranks: $name"
+	fi
+}
+fm "their ULP's memory whole, no other rank's partition" 0 $S -n 4 -w 2 $P/forkmarks 4
+fm "dynamic PIE, one worker" 0 $S -n 4 -w 1 $P/forkmarks_dyn 4
+fm "two tasks" 0 $S -n 4 -t 2 -w 1 $P/forkmarks 4
+fm "ULP_FORK_COPY_ALL=1: every partition copied" + env ULP_FORK_COPY_ALL=1 $S -n 4 $P/forkmarks 4
+fm "the program's MADV_DONTFORK and MADV_DOFORK stand, beside plain ranks" any \
+	$S -n 2 $P/forkmarks_dyn 2 : -n 2 $P/forkmarks 2 own
+fm "the own partition's MADV_DOFORK refused: mapping by mapping" any \
+	env ULP_FORK_COPY_TEST=einval $S -n 4 $P/forkmarks 4 own
+
 if expect "exec" 5 $X -n 2 $P/forks exec && [ "$(lines '^replaced$')" = 2 ]; then
 	ok "execve from a ULP runs the program and the ULP ends with its status (5)"
 else
