@@ -149,6 +149,20 @@ run-bench-sig: $(O)/bench/sig_guest $(O)/bin/ulpexec
 BENCH_TARGETS += run-bench-sig
 endif
 
+# fork + exec + wait of a ULP alone and beside 63 others, against the process (bench/fork.sh).
+ifeq ($(ARCH),x86_64)
+$(O)/bench/fork_guest: bench/fork_guest.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -O2 -g $(WARN) -fPIE -pie -o $@ $<
+ALL_TARGETS += $(O)/bench/fork_guest
+
+.PHONY: run-bench-fork
+run-bench-fork: $(O)/bench/fork_guest $(O)/bin/ulpspawn
+	$(call bench_sh,fork)
+BENCH_TARGETS += run-bench-fork
+endif
+
 # Waiting threads passed over by their loops' probes (bench/spinprobe.sh).
 ifeq ($(ARCH),x86_64)
 .PHONY: run-bench-spinprobe
