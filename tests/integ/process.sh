@@ -49,6 +49,28 @@ fm "the program's MADV_DONTFORK and MADV_DOFORK stand, beside plain ranks" any \
 fm "the own partition's MADV_DOFORK refused: mapping by mapping" any \
 	env ULP_FORK_COPY_TEST=einval $S -n 4 $P/forkmarks 4 own
 
+# 16 shells forking at once, each 5 background pipelines and a command substitution (the fork
+# lock of the region, the marks of 16 partitions changing under each other's forks): every rank's
+# digest of its outputs is the one the same script gives as a process.
+cat >"$T/pipes.sh" <<'EOF'
+d=$(mktemp -d "${TMPDIR:-/tmp}/pipes.XXXXXX") || exit 1
+cd "$d" || exit 1
+for i in 1 2 3 4 5; do
+	{ seq 1 2000 | sort -r | head -3 | tr '\n' ' '; (echo "sub $i"; seq "$i") | wc -l; } >"o$i" &
+done
+wait
+x=$(cat o1 o2 o3 o4 o5 | md5sum)
+cd / && rm -rf "$d"
+echo "digest $x"
+EOF
+want=$(sh "$T/pipes.sh")
+if expect "16 shells forking" 0 $S -n 16 -w 2 /bin/sh "$T/pipes.sh" &&
+	[ "$(lines "^$want\$")" = 16 ]; then
+	ok "16 shells forking pipelines at once: the outputs of processes"
+else
+	no "16 shells forking pipelines at once: the outputs of processes"
+fi
+
 if expect "exec" 5 $X -n 2 $P/forks exec && [ "$(lines '^replaced$')" = 2 ]; then
 	ok "execve from a ULP runs the program and the ULP ends with its status (5)"
 else
