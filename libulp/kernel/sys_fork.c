@@ -3,7 +3,8 @@
  * fork, vfork, clone without CLONE_THREAD, execve and wait from a ULP.
  *
  * A ULP is no kernel process, but its children are: fork makes a real process that continues that
- * ULP alone (one thread), in a copy of the whole address space. The child's runtime is in
+ * ULP alone (one thread), in a copy of the address space less the other ULPs' partitions
+ * (fork_copy.c). The child's runtime is in
  * "child mode" from then on: there is no scheduler (the other workers do not exist in the child),
  * so the trap answers almost every call natively; what stays emulated is what a real process
  * needs the runtime for: brk (the kernel's heap of that process is the launcher's, the ULP's heap
@@ -737,7 +738,8 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 		 * table's guard: the marks may read /proc/self/maps */
 		marked = of_child ? 0 : ulp_fork_copy_begin(cb);
 		ulp_fd_fork_begin(cb, &fds); /* nothing in a fork child's fork */
-		/* The parked calls are held across the clone (the child reads its copy of them):
+		/* The parked calls are held across the clone (the child reads the FIFO opens in
+		 * flight among them, copied out for it: ulp_io_fork_hold):
 		 * by the placeholder around its own clone, not for as long as the worker waits for
 		 * it to run, which stalled the task's other workers' parks and reaps. */
 		pid = by_ph && !of_child ? ph_clone(cb, flags, ptid, ctid, &group, &cleared)
