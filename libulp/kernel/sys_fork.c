@@ -4,12 +4,12 @@
  *
  * A ULP is no kernel process, but its children are: fork makes a real process that continues that
  * ULP alone (one thread), in a copy of the address space less the other ULPs' partitions
- * (fork_copy.c). The child's runtime is in
- * "child mode" from then on: there is no scheduler (the other workers do not exist in the child),
- * so the trap answers almost every call natively; what stays emulated is what a real process
- * needs the runtime for: brk (the kernel's heap of that process is the launcher's, the ULP's heap
- * lives in its partition), and the signals the runtime owns (SIGSYS stays the trap's). Ending the
- * ULP ends the child process. execve in the child is the kernel's: any program, PIE or not.
+ * (fork_copy.c). The child's runtime is in "child mode" from then on: there is no scheduler (the
+ * other workers do not exist in the child), so the trap answers almost every call natively; what
+ * stays emulated is what a real process needs the runtime for: brk (the kernel's heap of that
+ * process is the launcher's, the ULP's heap lives in its partition), and the signals the runtime
+ * owns (SIGSYS stays the trap's). Ending the ULP ends the child process. execve in the child is
+ * the kernel's: any program, PIE or not.
  *
  *   fork, vfork, clone(flags without CLONE_VM):  a fork; vfork becomes a fork (allowed by POSIX:
  *       a vfork child on the parent's stack would overwrite the parent's trap frame);
