@@ -196,15 +196,24 @@ static void fork_unlock(struct pvas_region *r)
 		sys(SYS_futex, (long)&r->fork_lock, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
-/* cb's partition cleared of the runtime's marks and made "own" (nobody marks it again). Under
- * the lock. */
-static void make_own(struct ulp_cb *cb)
+/* cb's partition cleared of the runtime's marks: MADV_DOFORK, and where a VM_IO mapping stops
+ * the kernel's walk (EINVAL), one mapping at a time. 1 when it did (the caller makes it "own":
+ * the walk would stop there at every fork). Under the lock. */
+static int dofork(struct ulp_cb *cb)
 {
-	struct pvas_region *r = cb->region;
 	long rc = test_einval ? -EINVAL : advise(cb->part_lo, cb->part_hi, MADV_DOFORK);
 
-	if (rc == -EINVAL)
-		dofork_each(cb->part_lo, cb->part_hi);
+	if (rc != -EINVAL)
+		return 0;
+	dofork_each(cb->part_lo, cb->part_hi);
+	return 1;
+}
+
+/* cb's partition "own": nobody marks it again. Under the lock, once it is cleared. */
+static void set_own(struct ulp_cb *cb)
+{
+	struct pvas_region *r = cb->region;
+
 	if (!atomic_exchange(&r->procs[cb->pvid].own_marks, 1))
 		atomic_fetch_add(&r->nown_marks, 1);
 }
@@ -254,12 +263,8 @@ int ulp_fork_copy_begin(struct ulp_cb *cb)
 		mark_others(r, (unsigned)cb->pvid);
 		got |= REMARK;
 	}
-	if (!is_own(r, (unsigned)cb->pvid)) {
-		long rc = test_einval ? -EINVAL : advise(cb->part_lo, cb->part_hi, MADV_DOFORK);
-
-		if (rc == -EINVAL) /* a VM_IO mapping stopped the walk: the rest by itself */
-			make_own(cb);
-	}
+	if (!is_own(r, (unsigned)cb->pvid) && dofork(cb))
+		set_own(cb);
 	return got;
 }
 
@@ -283,7 +288,8 @@ void ulp_fork_copy_own(struct ulp_cb *cb)
 	if (!applies(r) || is_own(r, (unsigned)cb->pvid))
 		return;
 	fork_lock(r);
-	make_own(cb);
+	dofork(cb);
+	set_own(cb);
 	fork_unlock(r);
 }
 
