@@ -103,6 +103,20 @@ static uintptr_t hex(const char **p, const char *end)
 	return v;
 }
 
+/* The mapping whose /proc/self/maps line starts at p (ends before end), where it lies in
+ * [lo, hi): MADV_DOFORK. */
+static void dofork_line(const char *p, const char *end, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t a = hex(&p, end), b = 0;
+
+	if (p < end && *p == '-') {
+		p++;
+		b = hex(&p, end);
+	}
+	if (a < hi && b > lo)
+		advise(a < lo ? lo : a, b > hi ? hi : b, MADV_DOFORK);
+}
+
 /* MADV_DOFORK on each mapping of [lo, hi) by itself, from /proc/self/maps (the placeholder's or
  * the task's: the same address space): one the kernel refuses (VM_IO) is passed over. -errno
  * when the file cannot be read (the caller's fork then goes on without marks). */
@@ -129,30 +143,15 @@ static long dofork_each(uintptr_t lo, uintptr_t hi)
 			break;
 		end = buf + have + n;
 		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
-			if (!skip) {
-				uintptr_t a = hex(&p, nl), b = 0;
-
-				if (p < nl && *p == '-') {
-					p++;
-					b = hex(&p, nl);
-				}
-				if (a < hi && b > lo)
-					advise(a < lo ? lo : a, b > hi ? hi : b, MADV_DOFORK);
-			}
+			if (!skip)
+				dofork_line(p, nl, lo, hi);
 			skip = 0;
 			p = nl + 1;
 		}
 		have = (size_t)(end - p);
 		if (have == sizeof(buf)) { /* one line longer than buf: its start is what counts */
-			const char *q = buf;
-			uintptr_t a = hex(&q, end), b = 0;
-
-			if (q < end && *q == '-') {
-				q++;
-				b = hex(&q, end);
-			}
-			if (!skip && a < hi && b > lo)
-				advise(a < lo ? lo : a, b > hi ? hi : b, MADV_DOFORK);
+			if (!skip)
+				dofork_line(buf, end, lo, hi);
 			skip = 1;
 			have = 0;
 		} else {
