@@ -2,7 +2,7 @@
 /*
  * bench/fork.sh's program: ROUNDS rounds of fork, execve("/bin/true") in the child (or _exit(0)
  * with a second argument "exit"), and waitpid; prints the mean microseconds of a round. With
- * ULP_RANK set and not 0 it only sleeps (a bystander rank of the job) for the given seconds.
+ * the first argument "sleep" it only sleeps for the given seconds (a bystander rank of the job).
  * Usage: fork_guest ROUNDS [exit] | fork_guest sleep SECONDS
  */
 #include <stdio.h>
