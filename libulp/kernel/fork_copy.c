@@ -42,11 +42,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 int ulp_fork_copy_all = -1; /* -1: not read yet (ulp_fork_copy_setup) */
 /* Test hook (ULP_FORK_COPY_TEST=einval): the own partition's MADV_DOFORK is taken as refused, so
@@ -164,35 +162,17 @@ static long dofork_each(uintptr_t lo, uintptr_t hi)
 }
 
 /* r->fork_lock: the holder's process id, 0 when free. A fork holds it for hundreds of
- * microseconds (the placeholder's clone): waiters sleep on it, and a spinning one had kept a CPU
- * from the clone it waited for (16 shells forking at once ran slower with the marks than without).
- * A holder killed there is found on a timed-out wait, and its lock taken over (as plock.c). */
+ * microseconds (the placeholder's clone): waiters sleep on it (plock.c), as a spinning one had
+ * kept a CPU from the clone it waited for (16 shells forking at once ran slower with the marks
+ * than without). */
 static void fork_lock(struct pvas_region *r)
 {
-	uint32_t self = (uint32_t)sys(SYS_getpid, 0, 0, 0, 0, 0, 0), h;
-	struct timespec ts = {0, 2 * 1000 * 1000};
-	long rc;
-
-	for (;;) {
-		h = 0;
-		if (__atomic_compare_exchange_n(&r->fork_lock, &h, self, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return;
-		atomic_fetch_add(&r->fork_waiters, 1);
-		rc = sys(SYS_futex, (long)&r->fork_lock, FUTEX_WAIT_PRIVATE, h, (long)&ts, 0, 0);
-		atomic_fetch_sub(&r->fork_waiters, 1);
-		if (rc == -ETIMEDOUT && h > 1 && h != self && ulp_pid_ended(h) &&
-		    __atomic_compare_exchange_n(&r->fork_lock, &h, self, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return;
-	}
+	ulp_plock_lock_sleep(&r->fork_lock, &r->fork_waiters);
 }
 
 static void fork_unlock(struct pvas_region *r)
 {
-	__atomic_store_n(&r->fork_lock, 0, __ATOMIC_RELEASE);
-	if (atomic_load(&r->fork_waiters))
-		sys(SYS_futex, (long)&r->fork_lock, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+	ulp_plock_unlock_wake(&r->fork_lock, &r->fork_waiters);
 }
 
 /* cb's partition cleared of the runtime's marks: MADV_DOFORK, and where a VM_IO mapping stops

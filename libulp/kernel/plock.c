@@ -6,8 +6,11 @@
 #include "sys.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "ulp_sched.h"
 
@@ -26,6 +29,13 @@ int ulp_pid_ended(uint32_t pid)
 	return r > 0;
 }
 
+/* *l held by h, another process's holder that is gone: ours now (of several waiters, one). */
+static int take_over(uint32_t *l, uint32_t h, uint32_t self)
+{
+	return h > 1 && h != self && ulp_pid_ended(h) &&
+	       __atomic_compare_exchange_n(l, &h, self, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
 void ulp_plock_lock(uint32_t *l, uint32_t self)
 {
 	unsigned n = 0;
@@ -36,10 +46,33 @@ void ulp_plock_lock(uint32_t *l, uint32_t self)
 		if (!h &&
 		    __atomic_compare_exchange_n(l, &h, self, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
-		/* Another process's holder that is gone: ours now (of several waiters, one). */
-		if (++n % LOOK_EVERY == 0 && h > 1 && h != self && ulp_pid_ended(h) &&
-		    __atomic_compare_exchange_n(l, &h, self, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (++n % LOOK_EVERY == 0 && take_over(l, h, self))
 			return;
 		ulp_arch_relax();
 	}
+}
+
+void ulp_plock_lock_sleep(uint32_t *l, _Atomic unsigned *waiters)
+{
+	uint32_t self = (uint32_t)ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0), h;
+	struct timespec ts = {0, 2 * 1000 * 1000};
+	long rc;
+
+	for (;;) {
+		h = 0;
+		if (__atomic_compare_exchange_n(l, &h, self, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		atomic_fetch_add(waiters, 1);
+		rc = ulp_arch_syscall(SYS_futex, (long)l, FUTEX_WAIT_PRIVATE, h, (long)&ts, 0, 0);
+		atomic_fetch_sub(waiters, 1);
+		if (rc == -ETIMEDOUT && take_over(l, h, self))
+			return;
+	}
+}
+
+void ulp_plock_unlock_wake(uint32_t *l, _Atomic unsigned *waiters)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+	if (atomic_load(waiters))
+		ulp_arch_syscall(SYS_futex, (long)l, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }

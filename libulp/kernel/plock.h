@@ -11,6 +11,7 @@
 #ifndef ULP_PLOCK_H
 #define ULP_PLOCK_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* 1 when process pid has ended (a zombie, or reaped already); 0 while it runs, or when that
@@ -22,5 +23,11 @@ int ulp_pid_ended(uint32_t pid);
  * leaves nothing half-done in that the next holder reads: the guarded data is consistent after each
  * store, or is the dead process's alone. Released with ulp_spin_unlock. */
 void ulp_plock_lock(uint32_t *l, uint32_t self);
+/* The same for a lock held long (fork_copy.c's, across a fork's clone), taken as the calling
+ * process: waiters sleep on the word (counted in *waiters) instead of spinning, which had kept a
+ * CPU from the holder's work; a holder that ended is looked for at each timed-out wait (2 ms).
+ * Released with ulp_plock_unlock_wake, which wakes one waiter. */
+void ulp_plock_lock_sleep(uint32_t *l, _Atomic unsigned *waiters);
+void ulp_plock_unlock_wake(uint32_t *l, _Atomic unsigned *waiters);
 
 #endif
