@@ -15,16 +15,23 @@
  * as a process with sched_yield. A poll that progressed returns at once. Nothing else changes:
  * the same result is returned, UCX's own function does the work.
  *
- * Only while one thread polls: under MPI_THREAD_MULTIPLE MPICH calls UCX with its lock held, so
- * a yield there leaves the rank's other threads waiting for that lock; each is woken by the
- * holder's unlock only to find it taken again, the holder never lets go, and ranks whose holders
- * wait for each other's threads never progress (4 ranks of 4 threads each hung for good). Once
- * a second thread calls ucp_worker_progress, this rank does not yield again (MPICH's own way).
+ * Only while no other thread of the rank can be waiting for MPICH's lock: under
+ * MPI_THREAD_MULTIPLE MPICH calls UCX with its lock held, so a yield there hands the worker to a
+ * thread that wants that lock; it finds it taken and waits again, the holder's unlock wakes it
+ * only for the holder to take the lock back at once (MPICH's own yield, between the two, is
+ * compiled to nothing on Linux), and ranks whose holders wait for each other's threads never
+ * progress. So no yield once a second thread called ucp_worker_progress (4 ranks of 4 threads
+ * each hung for good before 27 Nov), and, where the MPI library provides MPI_THREAD_MULTIPLE,
+ * none once the program has started a thread of its own (one created outside MPI_Init, where
+ * UCX starts its own): a thread that waits for the lock from its first call never polls (two
+ * threads per rank in MPI_Sendrecv, 1 job in 30 to 40 hung before 28 Nov). The level is asked
+ * with MPI_Query_thread when MPI_Init or MPI_Init_thread returns, which this library wraps.
  *
  * The constructor takes this library out of LD_PRELOAD again, so the program, and what it runs,
  * see the environment ulpspawn was asked to give them.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -42,6 +49,13 @@ static unsigned long polls, yields; /* ULP_MPI_YIELD_STATS=1: printed at exit */
 static int stats;
 static unsigned long poller; /* the thread that polls (pthread_self), 0 before the first poll */
 static int several;	     /* another thread polled too: no more yields (see above) */
+static int multiple;	     /* MPI_Init* returned MPI_THREAD_MULTIPLE */
+static int own_threads;	     /* threads the program started (not MPI_Init, while it ran) */
+static unsigned long init_thread; /* the thread inside MPI_Init* (pthread_self), 0: none */
+static int init_depth;		  /* MPI_Init calling PMPI_Init: nested wrappers */
+
+/* MPI_THREAD_MULTIPLE in MPICH's and Open MPI's mpi.h (no MPI header is needed to build this) */
+#define THREAD_MULTIPLE 3
 
 __attribute__((visibility("default"))) unsigned ucp_worker_progress(void *worker);
 
@@ -80,6 +94,118 @@ static int one_poller(void)
 	return 0;
 }
 
+/* 1 when a yield cannot keep another thread of the rank from MPICH's lock (see the top). */
+static int may_yield(void)
+{
+	if (__atomic_load_n(&multiple, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&own_threads, __ATOMIC_RELAXED))
+		return 0;
+	return one_poller();
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+							  void *(*fn)(void *), void *arg)
+{
+	static pthread_create_fn real;
+	pthread_create_fn f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+
+	if (!f) {
+		f = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		if (!f)
+			return EAGAIN;
+		__atomic_store_n(&real, f, __ATOMIC_RELEASE);
+	}
+	/* UCX's progress thread, started by MPI_Init on the thread that called it, does not
+	 * call MPI; every other thread may */
+	if (__atomic_load_n(&init_thread, __ATOMIC_RELAXED) != (unsigned long)pthread_self())
+		__atomic_store_n(&own_threads, 1, __ATOMIC_RELAXED);
+	return f(th, attr, fn, arg);
+}
+
+typedef int (*init_fn)(int *, char ***);
+typedef int (*init_thread_fn)(int *, char ***, int, int *);
+typedef int (*query_fn)(int *);
+
+static void init_enter(void)
+{
+	if (init_depth++ == 0)
+		__atomic_store_n(&init_thread, (unsigned long)pthread_self(), __ATOMIC_RELAXED);
+}
+
+/* The outermost MPI_Init* returned rc: ask for the thread level it gave. */
+static void init_leave(int rc)
+{
+	query_fn q;
+	int level = 0;
+
+	if (--init_depth)
+		return;
+	__atomic_store_n(&init_thread, 0, __ATOMIC_RELAXED);
+	q = (query_fn)dlsym(RTLD_DEFAULT, "MPI_Query_thread");
+	if (rc == 0 && q && q(&level) == 0 && level == THREAD_MULTIPLE)
+		__atomic_store_n(&multiple, 1, __ATOMIC_RELAXED);
+}
+
+/* The MPI library's own name: the next definition after this library's. */
+static void *mpi_real(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!f) {
+		fprintf(stderr, "libulp-mpiyield: %s: the MPI library's definition not found\n",
+			name);
+		abort();
+	}
+	return f;
+}
+
+static int wrap_init(const char *name, int *argc, char ***argv)
+{
+	init_fn f = (init_fn)mpi_real(name);
+	int rc;
+
+	init_enter();
+	rc = f(argc, argv);
+	init_leave(rc);
+	return rc;
+}
+
+static int wrap_init_thread(const char *name, int *argc, char ***argv, int required, int *provided)
+{
+	init_thread_fn f = (init_thread_fn)mpi_real(name);
+	int rc;
+
+	init_enter();
+	rc = f(argc, argv, required, provided);
+	init_leave(rc);
+	return rc;
+}
+
+/* Both names: a program calls MPI_Init*, MPICH's Fortran library calls either. */
+__attribute__((visibility("default"))) int MPI_Init(int *argc, char ***argv)
+{
+	return wrap_init("MPI_Init", argc, argv);
+}
+
+__attribute__((visibility("default"))) int PMPI_Init(int *argc, char ***argv)
+{
+	return wrap_init("PMPI_Init", argc, argv);
+}
+
+__attribute__((visibility("default"))) int MPI_Init_thread(int *argc, char ***argv, int required,
+							   int *provided)
+{
+	return wrap_init_thread("MPI_Init_thread", argc, argv, required, provided);
+}
+
+__attribute__((visibility("default"))) int PMPI_Init_thread(int *argc, char ***argv, int required,
+							    int *provided)
+{
+	return wrap_init_thread("PMPI_Init_thread", argc, argv, required, provided);
+}
+
 unsigned ucp_worker_progress(void *worker)
 {
 	progress_fn f = __atomic_load_n(&real_progress, __ATOMIC_ACQUIRE);
@@ -92,7 +218,7 @@ unsigned ucp_worker_progress(void *worker)
 	n = f(worker);
 	if (stats)
 		__atomic_add_fetch(&polls, 1, __ATOMIC_RELAXED);
-	if (n || !yield_after || !one_poller()) {
+	if (n || !yield_after || !may_yield()) {
 		__atomic_store_n(&idle, 0, __ATOMIC_RELAXED);
 		return n;
 	}
@@ -146,7 +272,11 @@ static void print_stats(void)
 	const char *rank = getenv("PMI_RANK");
 
 	fprintf(stderr, "libulp-mpiyield: rank %s: %lu polls, %lu yields%s\n", rank ? rank : "?",
-		polls, yields, several ? " (then several threads polled: no yields)" : "");
+		polls, yields,
+		multiple && own_threads ? " (MPI_THREAD_MULTIPLE, then threads: no yields)"
+		: several		? " (then several threads polled: no yields)"
+		: multiple		? " (MPI_THREAD_MULTIPLE, one thread)"
+					: "");
 }
 
 __attribute__((constructor)) static void init(void)

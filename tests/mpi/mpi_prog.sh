@@ -98,6 +98,17 @@ if expect "yield when idle" 0 env ULP_MPI_YIELD_STATS=1 $S --pmi -n 4 -t 1 -w 1 
 else
 	no "4 MPI ranks on one worker: each loads the yield library, waiting ranks yield, same checksum"
 fi
+# MPI_THREAD_MULTIPLE (MPICH's default level set from the environment) with no thread of the
+# program's own: nothing can wait for MPICH's lock, the ranks still yield
+# shellcheck disable=SC2086
+if expect "yield, MPI_THREAD_MULTIPLE" 0 env ULP_MPI_YIELD_STATS=1 \
+	MPIR_CVAR_DEFAULT_THREAD_LEVEL=MPI_THREAD_MULTIPLE $S --pmi -n 4 -t 1 -w 1 $P $args &&
+	[ -n "$want4" ] && [ "$(sum mpi_prog)" = "$want4" ] &&
+	[ "$(grep -c '^libulp-mpiyield: rank [0-3]: [0-9]* polls, [1-9][0-9]* yields (MPI_THREAD_MULTIPLE, one thread)$' "$T/out")" = 4 ]; then
+	ok "MPI_THREAD_MULTIPLE without threads of the program's own: the ranks yield, same checksum"
+else
+	no "MPI_THREAD_MULTIPLE without threads of the program's own: the ranks yield, same checksum"
+fi
 # shellcheck disable=SC2086
 if expect "ULP_MPI_YIELD=0" 0 env ULP_MPI_YIELD=0 ULP_MPI_YIELD_STATS=1 $S --pmi -n 4 -t 1 -w 2 \
 	$P $args && [ -n "$want4" ] && [ "$(sum mpi_prog)" = "$want4" ] &&
