@@ -6,10 +6,13 @@
 # ulpexec/ulpspawn job's ranks as `ulps` (beside the launcher's binary) lists them (state, blocked
 # in which call); then, within HANGDUMP_SECONDS (default 15) of its start, each process's
 # user-space stacks, every thread (gdb; processes with a running thread first; not shells;
-# skipped, said so, when gdb is absent or the time is spent). Lines start with "# ".
+# skipped, said so, when gdb is absent or the time is spent), and for ulpspawn and ulpexec what
+# their runtime knows (tests/ulpstate.py: each ULP thread's state and futex wait, each worker's
+# queues). Lines start with "# ".
 # Usage: tests/hangdump.sh PID [WHY]
 root=$1
 start=$(date +%s)
+here=$(cd "$(dirname "$0")" && pwd)
 echo "# hang: ${2:-process $root still running}; $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
 # PID and its descendants, parents first; not this script, nor the watch that runs it (lib.sh)
 pids=$(ps -e -o pid=,ppid= | awk -v root="$root" -v me=$$ -v watch=$PPID '
@@ -100,8 +103,15 @@ for p in $spin $(echo " $pids " | tr ' ' '\n' | grep -vxF "$(echo $spin | tr ' '
 		break
 	fi
 	echo "# user stacks of pid $p ($(cat /proc/$p/comm 2>/dev/null)):"
+	# the job's runtime, from the first launcher or PVAS task (they share its address space):
+	# its ULP threads and workers (ulpstate.py), before the stacks
+	set --
+	case $(cat "/proc/$p/comm" 2>/dev/null) in
+	ulpspawn | ulpexec) [ -n "${state_done:-}" ] || set -- -ex "source $here/ulpstate.py" ;;
+	esac
+	[ $# = 0 ] || state_done=1
 	timeout -k 1 $((left < 6 ? left : 6)) gdb -nx -batch -p "$p" -iex 'set debuginfod enabled off' \
-		-ex 'set print frame-arguments none' -ex 'thread apply all bt 12' </dev/null 2>&1 |
-		grep -E '^(Thread |#)' | head -n 80 | sed 's/^/#   /'
+		"$@" -ex 'set print frame-arguments none' -ex 'thread apply all bt 12' </dev/null 2>&1 |
+		awk '/^#ulp / { print; next } /^(Thread |#)/ && n++ < 80' | sed 's/^/#   /'
 done
 exit 0
