@@ -32,6 +32,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -59,18 +60,51 @@ static int init_depth;		  /* MPI_Init calling PMPI_Init: nested wrappers */
 
 __attribute__((visibility("default"))) unsigned ucp_worker_progress(void *worker);
 
-/* UCX's ucp_worker_progress: the next definition after ours, or, when libucp.so.0 was opened
- * without RTLD_GLOBAL (then it is not in the global scope that RTLD_NEXT searches), its own. */
+struct find {
+	const char *name;
+	void *self, *found;
+};
+
+static int find_in(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find *f = arg;
+	void *h, *s;
+
+	(void)size;
+	if (!info->dlpi_name || !*info->dlpi_name) /* the program: in the global scope */
+		return 0;
+	h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	s = dlsym(h, f->name); /* the object, then what it needs */
+	dlclose(h);
+	if (!s || s == f->self)
+		return 0;
+	f->found = s;
+	return 1;
+}
+
+/* name's definition other than this library's (self): the next one in the global scope, or,
+ * where the library that has it was opened without RTLD_GLOBAL (a plugin linked with MPI, which
+ * a program or an interpreter dlopen()s; its calls still reach this library's definition), the
+ * first loaded object that has it. NULL: none. */
+static void *next_def(const char *name, void *self)
+{
+	struct find f = {name, self, NULL};
+	void *s = dlsym(RTLD_NEXT, name);
+
+	if (s && s != self)
+		return s;
+	dl_iterate_phdr(find_in, &f);
+	return f.found;
+}
+
+/* UCX's ucp_worker_progress. */
 static progress_fn find_real(void)
 {
-	progress_fn f = (progress_fn)dlsym(RTLD_NEXT, "ucp_worker_progress");
-	void *h;
+	progress_fn f = (progress_fn)next_def("ucp_worker_progress", (void *)ucp_worker_progress);
 
-	if (!f && (h = dlopen("libucp.so.0", RTLD_NOW | RTLD_NOLOAD))) {
-		f = (progress_fn)dlsym(h, "ucp_worker_progress");
-		dlclose(h);
-	}
-	if (!f || f == ucp_worker_progress) {
+	if (!f) {
 		/* Only UCX's callers call this: UCX must be loaded. */
 		fprintf(stderr, "libulp-mpiyield: ucp_worker_progress: UCX's definition not found "
 				"(libucp.so.0 not loaded)\n");
@@ -112,7 +146,7 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 	pthread_create_fn f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
 
 	if (!f) {
-		f = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		f = (pthread_create_fn)next_def("pthread_create", (void *)pthread_create);
 		if (!f)
 			return EAGAIN;
 		__atomic_store_n(&real, f, __ATOMIC_RELEASE);
@@ -143,15 +177,15 @@ static void init_leave(int rc)
 	if (--init_depth)
 		return;
 	__atomic_store_n(&init_thread, 0, __ATOMIC_RELAXED);
-	q = (query_fn)dlsym(RTLD_DEFAULT, "MPI_Query_thread");
+	q = (query_fn)next_def("MPI_Query_thread", NULL);
 	if (rc == 0 && q && q(&level) == 0 && level == THREAD_MULTIPLE)
 		__atomic_store_n(&multiple, 1, __ATOMIC_RELAXED);
 }
 
-/* The MPI library's own name: the next definition after this library's. */
-static void *mpi_real(const char *name)
+/* The MPI library's own name (self: this library's). */
+static void *mpi_real(const char *name, void *self)
 {
-	void *f = dlsym(RTLD_NEXT, name);
+	void *f = next_def(name, self);
 
 	if (!f) {
 		fprintf(stderr, "libulp-mpiyield: %s: the MPI library's definition not found\n",
@@ -161,9 +195,9 @@ static void *mpi_real(const char *name)
 	return f;
 }
 
-static int wrap_init(const char *name, int *argc, char ***argv)
+static int wrap_init(const char *name, init_fn self, int *argc, char ***argv)
 {
-	init_fn f = (init_fn)mpi_real(name);
+	init_fn f = (init_fn)mpi_real(name, (void *)self);
 	int rc;
 
 	init_enter();
@@ -172,9 +206,10 @@ static int wrap_init(const char *name, int *argc, char ***argv)
 	return rc;
 }
 
-static int wrap_init_thread(const char *name, int *argc, char ***argv, int required, int *provided)
+static int wrap_init_thread(const char *name, init_thread_fn self, int *argc, char ***argv,
+			    int required, int *provided)
 {
-	init_thread_fn f = (init_thread_fn)mpi_real(name);
+	init_thread_fn f = (init_thread_fn)mpi_real(name, (void *)self);
 	int rc;
 
 	init_enter();
@@ -186,24 +221,25 @@ static int wrap_init_thread(const char *name, int *argc, char ***argv, int requi
 /* Both names: a program calls MPI_Init*, MPICH's Fortran library calls either. */
 __attribute__((visibility("default"))) int MPI_Init(int *argc, char ***argv)
 {
-	return wrap_init("MPI_Init", argc, argv);
+	return wrap_init("MPI_Init", MPI_Init, argc, argv);
 }
 
 __attribute__((visibility("default"))) int PMPI_Init(int *argc, char ***argv)
 {
-	return wrap_init("PMPI_Init", argc, argv);
+	return wrap_init("PMPI_Init", PMPI_Init, argc, argv);
 }
 
 __attribute__((visibility("default"))) int MPI_Init_thread(int *argc, char ***argv, int required,
 							   int *provided)
 {
-	return wrap_init_thread("MPI_Init_thread", argc, argv, required, provided);
+	return wrap_init_thread("MPI_Init_thread", MPI_Init_thread, argc, argv, required, provided);
 }
 
 __attribute__((visibility("default"))) int PMPI_Init_thread(int *argc, char ***argv, int required,
 							    int *provided)
 {
-	return wrap_init_thread("PMPI_Init_thread", argc, argv, required, provided);
+	return wrap_init_thread("PMPI_Init_thread", PMPI_Init_thread, argc, argv, required,
+				provided);
 }
 
 unsigned ucp_worker_progress(void *worker)

@@ -18,6 +18,15 @@ $(MPI_T)/mpi_more: tests/mpi/mpi_more.c
 	$(if $(MPI_MPICC),,$(error $@ needs MPICH's mpicc.mpich: sh mk/deps.sh check installs it))
 	$(Q)$(MPI_MPICC) -O1 -g -fPIE -pie -o $@ $<
 
+$(MPI_T)/mpi_plugin.so: tests/mpi/mpi_plugin.c
+	@mkdir -p $(dir $@)
+	$(if $(MPI_MPICC),,$(error $@ needs MPICH's mpicc.mpich: sh mk/deps.sh check installs it))
+	$(Q)$(MPI_MPICC) -O1 -g -fPIC -shared -o $@ $<
+
+$(MPI_T)/mpi_plugin_main: tests/mpi/mpi_plugin_main.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -fPIE -pie -o $@ $< -ldl
+
 $(MPI_T)/test_pmi: $(O)/tests/mpi/test_pmi.o $(O)/launch/pmi.o
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka
 $(O)/tests/mpi/test_pmi.o: CPPFLAGS += -Ilaunch
@@ -27,6 +36,7 @@ $(MPI_T)/pmi_guest: tests/mpi/pmi_guest.c
 	$(Q)$(CC) -O1 -g -fPIE -pie -o $@ $<
 
 MPI_TEST_PROGS := $(MPI_T)/pmi_procs $(MPI_T)/mpi_check $(MPI_T)/mpi_more $(MPI_T)/test_pmi $(MPI_T)/pmi_guest \
+	$(MPI_T)/mpi_plugin.so $(MPI_T)/mpi_plugin_main \
 	$(O)/bin/ulpspawn $(O)/examples/mpi/mpi_prog $(O)/examples/mpi_like/mpi_like_prog
 
 .PHONY: check-mpi

@@ -1,8 +1,9 @@
 #!/bin/sh
 # What users' MPICH programs do beyond mpi_check (tests/mpi/mpi_more.c), as ULP ranks under
 # ulpspawn --pmi, compared with mpiexec.mpich running the same binary: MPI-IO, one-sided windows,
-# MPI_THREAD_MULTIPLE, communicators and datatypes, tagged output (-l), stdin, the ranks'
-# environment and directory, ranks that leave early, spawn. Usage: tests/mpi/mpi_more.sh BUILD_DIR
+# MPI_THREAD_MULTIPLE, communicators and datatypes, MPI in a plugin, tagged output (-l), stdin,
+# the ranks' environment and directory, ranks that leave early, spawn.
+# Usage: tests/mpi/mpi_more.sh BUILD_DIR
 O=${1:-build}
 . tests/integ/lib.sh
 B=$(cd "$O" && pwd) # absolute: some runs start in another directory
@@ -61,6 +62,18 @@ else
 	no "MPI_THREAD_MULTIPLE: 8 ranks of 5 threads as ULPs print what mpiexec's print"
 fi
 same "split/dup, Ialltoallv, Cancel, datatypes, Mprobe" -n 3 "$P" comm
+# MPI in a plugin that a program without MPI loads with RTLD_LOCAL (tests/mpi/mpi_plugin.c): the
+# yield library finds MPICH outside the global scope, and learns its thread level
+PL=$B/tests/mpi/mpi_plugin_main
+if expect "plugin (mpiexec)" 0 "$MPIEXEC" -n 3 "$PL" "$B/tests/mpi/mpi_plugin.so" &&
+	cp "$T/out" "$T/ref" && grep -q '^plugin: 3 ranks, MPI_THREAD_MULTIPLE, allreduce ok$' "$T/ref" &&
+	expect "plugin" 0 env ULP_MPI_YIELD_STATS=1 "$S" --pmi -n 3 "$PL" "$B/tests/mpi/mpi_plugin.so" &&
+	grep -v '^libulp-mpiyield: ' "$T/out" | cmp -s - "$T/ref" &&
+	[ "$(grep -c '^libulp-mpiyield: rank [0-2]: [0-9]* polls, [0-9]* yields (MPI_THREAD_MULTIPLE, one thread)$' "$T/out")" = 3 ]; then
+	ok "MPI in a plugin loaded with RTLD_LOCAL: as under mpiexec; the yield library knows its level"
+else
+	no "MPI in a plugin loaded with RTLD_LOCAL: as under mpiexec; the yield library knows its level"
+fi
 
 # -l and --output-filename give each rank a task of its own, whose descriptors are its PMI end
 # and its output pipes: before 27 Nov the PMI end was closed there, and MPI_Init failed.
