@@ -24,7 +24,7 @@
  * each hung for good before 27 Nov), and, where the MPI library provides MPI_THREAD_MULTIPLE,
  * none once the program has started a thread of its own (one created outside MPI_Init, where
  * UCX starts its own): a thread that waits for the lock from its first call never polls (two
- * threads per rank in MPI_Sendrecv, 1 job in 30 to 40 hung before 28 Nov). The level is asked
+ * threads per rank in MPI_Sendrecv: 3 jobs in about 70 hung before 28 Nov). The level is asked
  * with MPI_Query_thread when MPI_Init or MPI_Init_thread returns, which this library wraps.
  *
  * The constructor takes this library out of LD_PRELOAD again, so the program, and what it runs,
