@@ -88,29 +88,27 @@ fi
 
 # Yield when idle (libulp/guest/mpi_yield.c, preloaded by ulpspawn --pmi): 4 ranks on one worker
 # load it (a stats line each), it yields, the result is the same; ULP_MPI_YIELD=0 leaves it out.
-# shellcheck disable=SC2086
-if expect "yield when idle" 0 env ULP_MPI_YIELD_STATS=1 $S --pmi -n 4 -t 1 -w 1 $P $args &&
-	[ -n "$want4" ] && [ "$(sum mpi_prog)" = "$want4" ] &&
-	[ "$(grep -c '^libulp-mpiyield: rank [0-3]: [0-9]* polls, [0-9]* yields$' "$T/out")" = 4 ] &&
-	[ "$(sed -n 's/^libulp-mpiyield: rank .*, \([0-9]*\) yields$/\1/p' "$T/out" |
-		awk '{ y += $1 } END { print y + 0 }')" -gt 0 ]; then
-	ok "4 MPI ranks on one worker: each loads the yield library, waiting ranks yield, same checksum"
-else
-	no "4 MPI ranks on one worker: each loads the yield library, waiting ranks yield, same checksum"
-fi
+# yield_case NAME SUFFIX [VAR=VALUE...]: 4 ranks on one worker, with the environment given, have
+# the checksum, print their stats lines ending in SUFFIX, and yielded.
+yield_case() {
+	y_name=$1 y_suffix=$2
+	shift 2
+	# shellcheck disable=SC2086
+	if expect "$y_name" 0 env ULP_MPI_YIELD_STATS=1 "$@" $S --pmi -n 4 -t 1 -w 1 $P $args &&
+		[ -n "$want4" ] && [ "$(sum mpi_prog)" = "$want4" ] &&
+		[ "$(grep -c "^libulp-mpiyield: rank [0-3]: [0-9]* polls, [0-9]* yields$y_suffix\$" "$T/out")" = 4 ] &&
+		[ "$(sed -n 's/^libulp-mpiyield: rank .*, \([0-9]*\) yields.*$/\1/p' "$T/out" |
+			awk '{ y += $1 } END { print y + 0 }')" -gt 0 ]; then
+		ok "$y_name"
+	else
+		no "$y_name"
+	fi
+}
+yield_case "4 MPI ranks on one worker: each loads the yield library, waiting ranks yield, same checksum" ""
 # MPI_THREAD_MULTIPLE (MPICH's default level set from the environment) with no thread of the
 # program's own: nothing can wait for MPICH's lock, the ranks still yield
-# shellcheck disable=SC2086
-if expect "yield, MPI_THREAD_MULTIPLE" 0 env ULP_MPI_YIELD_STATS=1 \
-	MPIR_CVAR_DEFAULT_THREAD_LEVEL=MPI_THREAD_MULTIPLE $S --pmi -n 4 -t 1 -w 1 $P $args &&
-	[ -n "$want4" ] && [ "$(sum mpi_prog)" = "$want4" ] &&
-	[ "$(grep -c '^libulp-mpiyield: rank [0-3]: [0-9]* polls, [0-9]* yields (MPI_THREAD_MULTIPLE, one thread)$' "$T/out")" = 4 ] &&
-	[ "$(sed -n 's/^libulp-mpiyield: rank .*, \([0-9]*\) yields (.*$/\1/p' "$T/out" |
-		awk '{ y += $1 } END { print y + 0 }')" -gt 0 ]; then
-	ok "MPI_THREAD_MULTIPLE without threads of the program's own: the ranks yield, same checksum"
-else
-	no "MPI_THREAD_MULTIPLE without threads of the program's own: the ranks yield, same checksum"
-fi
+yield_case "MPI_THREAD_MULTIPLE without threads of the program's own: the ranks yield, same checksum" \
+	" (MPI_THREAD_MULTIPLE, one thread)" MPIR_CVAR_DEFAULT_THREAD_LEVEL=MPI_THREAD_MULTIPLE
 # shellcheck disable=SC2086
 if expect "ULP_MPI_YIELD=0" 0 env ULP_MPI_YIELD=0 ULP_MPI_YIELD_STATS=1 $S --pmi -n 4 -t 1 -w 2 \
 	$P $args && [ -n "$want4" ] && [ "$(sum mpi_prog)" = "$want4" ] &&
