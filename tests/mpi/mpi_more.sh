@@ -46,7 +46,7 @@ same "one-sided: shared windows, fence and lock epochs" -n 4 "$P" win
 same "MPI_THREAD_MULTIPLE: 2 threads per rank" -n 4 "$P" thread
 # ...where no rank yields once its program started threads (libulp/guest/mpi_yield.c): a yield
 # inside MPICH's lock kept the other thread from it, and 5 jobs in about 150 hung for good before
-# 28 Nov (ranks 4 and 5 each polling with one thread while the other waited for the lock)
+# 28 Nov (the two ranks of a pair, each polling with one thread while the other waited for the lock)
 if expect "thread, yield stats" 0 env ULP_MPI_YIELD_STATS=1 "$S" --pmi -n 4 "$P" thread &&
 	[ "$(grep -c '^libulp-mpiyield: rank [0-3]: [0-9]* polls, [0-9]* yields (MPI_THREAD_MULTIPLE, then threads: no yields)$' "$T/out")" = 4 ]; then
 	ok "MPI_THREAD_MULTIPLE: no rank yields inside MPICH's lock once it has threads"
