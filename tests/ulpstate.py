@@ -3,10 +3,11 @@
 # runtime knows that the kernel cannot show. For each ULP of the PVAS region: its threads, each
 # with its scheduler state, switches, the trapped call it is in, and, when parked in a futex wait,
 # the word's address, the value it waits on and the value now (a wait whose word already changed
-# is a lost wake); then the workers of each PVAS task: the thread each runs and what waits in its
-# inbox, deque and yield queue. A ready thread that is in none of them was lost by the scheduler; two
-# threads that keep switching while their rank waits are livelocked (the hang of 28 Nov: ranks
-# 4 and 5, each with one thread yielding inside MPICH's lock). Lines start with "#ulp ".
+# is a lost wake); then the workers of each PVAS task: the thread each runs and what waits in
+# its inbox, deque and yield queue. A ready thread that is in none of them was lost by the
+# scheduler; two threads that keep switching while their rank waits are livelocked (the hang of
+# 28 Nov: in two ranks of a pair, one thread yielding inside MPICH's lock, the other waiting for
+# it). Lines start with "#ulp ".
 # Reads memory only; anything it cannot read ends it with one line saying why.
 import gdb
 
