@@ -99,15 +99,14 @@ static void *next_def(const char *name, void *self)
 	return f.found;
 }
 
-/* UCX's ucp_worker_progress. */
-static progress_fn find_real(void)
+/* name's definition other than this library's, which must be there: else the rank stops, saying
+ * why (missing). */
+static void *must_def(const char *name, void *self, const char *missing)
 {
-	progress_fn f = (progress_fn)next_def("ucp_worker_progress", (void *)ucp_worker_progress);
+	void *f = next_def(name, self);
 
 	if (!f) {
-		/* Only UCX's callers call this: UCX must be loaded. */
-		fprintf(stderr, "libulp-mpiyield: ucp_worker_progress: UCX's definition not found "
-				"(libucp.so.0 not loaded)\n");
+		fprintf(stderr, "libulp-mpiyield: %s: %s\n", name, missing);
 		abort();
 	}
 	return f;
@@ -185,14 +184,7 @@ static void init_leave(int rc)
 /* The MPI library's own name (self: this library's). */
 static void *mpi_real(const char *name, void *self)
 {
-	void *f = next_def(name, self);
-
-	if (!f) {
-		fprintf(stderr, "libulp-mpiyield: %s: the MPI library's definition not found\n",
-			name);
-		abort();
-	}
-	return f;
+	return must_def(name, self, "the MPI library's definition not found");
 }
 
 static int wrap_init(const char *name, init_fn self, int *argc, char ***argv)
@@ -248,7 +240,9 @@ unsigned ucp_worker_progress(void *worker)
 	unsigned n;
 
 	if (!f) {
-		f = find_real();
+		/* Only UCX's callers call this: UCX must be loaded. */
+		f = (progress_fn)must_def("ucp_worker_progress", (void *)ucp_worker_progress,
+					  "UCX's definition not found (libucp.so.0 not loaded)");
 		__atomic_store_n(&real_progress, f, __ATOMIC_RELEASE);
 	}
 	n = f(worker);
