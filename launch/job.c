@@ -629,7 +629,7 @@ static void snapshot(void *arg, FILE *f)
 }
 
 /* What entry i of the poll set is: rank r's stdout (0), stderr (1), PMI connection (2),
- * pidfd (3), or the status socket or one of its clients (4). */
+ * pidfd (3), the status socket or one of its clients (4), or the topology's helper (5). */
 struct pollwho {
 	long r;
 	int what;
@@ -640,7 +640,7 @@ struct pollwho {
  * with two -1 entries each were over 20,000), closed ones included. */
 static void loop(struct job *j)
 {
-	size_t max = (size_t)(2 + 4 * j->total + 1 + STATUS_MAX_CLIENTS);
+	size_t max = (size_t)(2 + 4 * j->total + 1 + STATUS_MAX_CLIENTS + 1);
 	struct pollfd *p = calloc(max, sizeof(*p));
 	struct pollwho *who = calloc(max, sizeof(*who));
 	long r;
@@ -686,6 +686,10 @@ static void loop(struct job *j)
 		}
 		if (j->ulps_done && !open && !j->procs_live)
 			break;
+		if (topo_pollfd() >= 0) {
+			who[n] = (struct pollwho){-1, 5};
+			p[n++] = (struct pollfd){topo_pollfd(), POLLIN, 0};
+		}
 		if (j->status) {
 			int sfd[1 + STATUS_MAX_CLIENTS], ns, k;
 			short sev[1 + STATUS_MAX_CLIENTS];
@@ -721,6 +725,8 @@ static void loop(struct job *j)
 				launch_pmi_io(j->pmi, (int)r);
 			else if (who[i].what == 3)
 				collect_process(j, r, 0);
+			else if (who[i].what == 5)
+				topo_end(); /* the topology's helper ended */
 			else
 				status_io(j->status, p[i].fd, snapshot, j);
 		}
@@ -1122,10 +1128,8 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		status = 1;
 		goto out;
 	}
-	if (o->pmi) {
+	if (o->pmi)
 		yield_lib = mpi_yield_lib(o->tool);
-		topo = topo_export(topo_vars) == 0; /* read by each rank's hwloc (topo.h) */
-	}
 
 	/* Signals are read from a signalfd in the loop, never handled asynchronously. Blocked
 	 * before pvas_create so that its thread has them blocked too; the tasks unblock them. */
@@ -1136,6 +1140,11 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	sigaddset(&sigs, SIGUSR1);
 	sigaddset(&sigs, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	/* Read by each rank's hwloc (topo.h): discovered while the ranks start where the yield
+	 * library gates their MPI_Init, else now. topo_start's helper has these signals blocked
+	 * too: a Ctrl-C to the job ends the ranks, the helper ends when the XML is written. */
+	if (o->pmi)
+		topo = (yield_lib && topo_start(topo_vars) == 0) || topo_export(topo_vars) == 0;
 	j.sigfd = pvas_fd_high(signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC));
 	pattr.partition_size = o->psize;
 	rc = pvas_create_attr(&j.pvd, &pattr);
@@ -1323,6 +1332,7 @@ out:
 	}
 	free(j.r);
 	free(tasks);
+	topo_end();
 	launch_pmi_destroy(j.pmi);
 	free(j.pmi_fd);
 	if (j.sigfd >= 0)

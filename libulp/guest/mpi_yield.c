@@ -32,12 +32,14 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pvas.h"
 
@@ -161,10 +163,61 @@ typedef int (*init_fn)(int *, char ***);
 typedef int (*init_thread_fn)(int *, char ***, int, int *);
 typedef int (*query_fn)(int *);
 
+/* ulpspawn's topology, discovered while the ranks start (launch/topo.h, topo_start): the gate
+ * pipe and the XML file, as /proc/PID/fd/N paths; taken out of the environment at load. */
+static char topo_gate[64], topo_xml[64];
+static int no_plugins; /* HWLOC_PLUGINS_PATH set empty for the MPI_Init* call */
+
+static void take_env(const char *name, char *to, size_t size)
+{
+	const char *v = getenv(name);
+
+	if (v && strlen(v) < size)
+		strcpy(to, v);
+	unsetenv(name);
+}
+
+/* Before MPICH's MPI_Init reads HWLOC_XMLFILE: wait until the launcher has written the XML (a
+ * byte of the gate: a blocking read, which parks a ULP), then point hwloc there, unless the
+ * program chose a topology of its own. '0' (hwloc failed in the launcher), EOF or an error: the
+ * rank discovers the machine itself, as it would without ulpspawn. */
+static void topo_wait(void)
+{
+	char c = 0;
+	ssize_t n = -1;
+	int fd;
+
+	if (!topo_gate[0])
+		return;
+	fd = open(topo_gate, O_RDONLY | O_CLOEXEC);
+	topo_gate[0] = 0;
+	if (fd < 0)
+		return;
+	do
+		n = read(fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n == 1 && c == '1' && topo_xml[0] && !getenv("HWLOC_XMLFILE") &&
+	    !getenv("HWLOC_THISSYSTEM")) {
+		setenv("HWLOC_XMLFILE", topo_xml, 0);
+		setenv("HWLOC_THISSYSTEM", "1", 0);
+		/* hwloc loads every plugin of its directory at its first topology, even to read
+		 * XML: libxml2 and ICU, libX11, libOpenCL, libpciaccess (2.5 ms per process here,
+		 * more as a ULP). The XML holds what they find, and hwloc's own parser reads it
+		 * the same (lstopo's XML of it identical with and without them). None for MPICH's
+		 * topology, which it keeps until MPI_Finalize (so hwloc keeps none loaded after).
+		 */
+		if (!getenv("HWLOC_PLUGINS_PATH") && !getenv("HWLOC_PLUGINS_BLACKLIST"))
+			no_plugins = !setenv("HWLOC_PLUGINS_PATH", "", 0);
+	}
+}
+
 static void init_enter(void)
 {
-	if (init_depth++ == 0)
+	if (init_depth++ == 0) {
+		topo_wait();
 		__atomic_store_n(&init_thread, (unsigned long)pthread_self(), __ATOMIC_RELAXED);
+	}
 }
 
 /* The outermost MPI_Init* returned rc: ask for the thread level it gave. */
@@ -175,6 +228,10 @@ static void init_leave(int rc)
 
 	if (--init_depth)
 		return;
+	if (no_plugins) {
+		unsetenv("HWLOC_PLUGINS_PATH");
+		no_plugins = 0;
+	}
 	__atomic_store_n(&init_thread, 0, __ATOMIC_RELAXED);
 	q = (query_fn)next_def("MPI_Query_thread", NULL);
 	if (rc == 0 && q && q(&level) == 0 && level == THREAD_MULTIPLE)
@@ -329,5 +386,7 @@ __attribute__((constructor)) static void init(void)
 		stats = 1;
 		atexit(print_stats);
 	}
+	take_env("ULP_MPI_TOPO_GATE", topo_gate, sizeof(topo_gate));
+	take_env("ULP_MPI_TOPO_XML", topo_xml, sizeof(topo_xml));
 	unpreload();
 }

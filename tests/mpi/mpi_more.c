@@ -18,6 +18,9 @@
  *                     from main without it, or calls MPI_Abort(C); the others wait in MPI_Recv
  *   mpi_more finalize R C   after MPI_Finalize rank R returns C at once, the others 0 later
  *   mpi_more spawn | port   MPI_Comm_spawn of 2 more / MPI_Open_port
+ *   mpi_more topo OUT each rank's hwloc variables before and after MPI_Init, the hwloc plugins
+ *                     mapped after it, and a copy of its HWLOC_XMLFILE in OUT.RANK (ulpspawn's
+ *                     topology, launch/topo.h)
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -594,6 +597,61 @@ static void t_env(int argc, char **argv)
 	}
 }
 
+static const char *const topo_vars[] = {"HWLOC_XMLFILE", "HWLOC_THISSYSTEM", "HWLOC_PLUGINS_PATH",
+					"ULP_MPI_TOPO_GATE", "ULP_MPI_TOPO_XML"};
+#define NTOPO (sizeof(topo_vars) / sizeof(topo_vars[0]))
+
+static void env_line(char *out, size_t size)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < NTOPO; k++)
+		n += (size_t)snprintf(out + n, n < size ? size - n : 0, " %s=%s", topo_vars[k],
+				      getenv(topo_vars[k]) ? getenv(topo_vars[k]) : "(unset)");
+}
+
+/* hwloc's plugins (its directory's hwloc_*.so) in this process's or ULP's mappings. */
+static int hwloc_plugins(void)
+{
+	char line[4096];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, "/hwloc/hwloc_") != NULL && strstr(line, "r-xp") != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void t_topo(const char *before, const char *out)
+{
+	char after[1024], path[4096], buf[4096];
+	const char *x = getenv("HWLOC_XMLFILE");
+	FILE *in, *o;
+	size_t n;
+	int r;
+
+	env_line(after, sizeof(after));
+	if (x && (in = fopen(x, "r"))) {
+		snprintf(path, sizeof(path), "%s.%d", out, rank);
+		if ((o = fopen(path, "w"))) {
+			while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+				fwrite(buf, 1, n, o);
+			fclose(o);
+		}
+		fclose(in);
+	}
+	for (r = 0; r < size; r++) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (r != rank)
+			continue;
+		printf("rank %d before:%s\nrank %d after:%s\nrank %d plugins %d\n", rank, before,
+		       rank, after, rank, hwloc_plugins());
+		fflush(stdout);
+	}
+}
+
 /* Rank R leaves (how) while the others wait for a message from it that never comes. */
 static int t_leave(const char *how, int r, int code)
 {
@@ -647,7 +705,9 @@ int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
 	int provided = MPI_THREAD_SINGLE;
+	char before[1024];
 
+	env_line(before, sizeof(before));
 	if (!strcmp(m, "thread"))
 		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 	else
@@ -677,6 +737,8 @@ int main(int argc, char **argv)
 			return atoi(argv[3]);
 		usleep(300000);
 		return 0;
+	} else if (!strcmp(m, "topo") && argc == 3) {
+		t_topo(before, argv[2]);
 	} else if (!strcmp(m, "spawn")) {
 		t_spawn(argv[0]);
 	} else if (!strcmp(m, "port")) {
@@ -687,7 +749,7 @@ int main(int argc, char **argv)
 				"usage: mpi_more io DIR | win | thread (even ranks) | comm | "
 				"stdin | env NAME... | exit R C | return R | abort R C | finalize "
 				"R C | "
-				"spawn | port\n");
+				"spawn | port | topo OUT\n");
 		MPI_Finalize();
 		return 2;
 	}

@@ -131,32 +131,61 @@ fi
 
 # The topology, discovered once by ulpspawn (launch/topo.h), is what hwloc finds for a process: as
 # many objects of each type as lstopo's keeping all (mpich's package depends on hwloc's tools); every rank of
-# both tasks reads it. ULP_MPI_TOPO=0, or the user's own HWLOC_XMLFILE, leave the ranks to theirs.
+# both tasks reads it. It is discovered while the ranks start: a rank's environment has no HWLOC_
+# variable (nor the gate's) before MPI_Init and ulpspawn's after it, and hwloc loaded no plugin
+# (under mpiexec it loads its 4). Without the yield library (ULP_MPI_YIELD=0) the variables are
+# there from the start. ULP_MPI_TOPO=0, or the user's own HWLOC_XMLFILE, leave the ranks to theirs.
 # kinds FILE: "TYPE COUNT" per object type of an hwloc XML topology, sorted
 kinds() { grep -o '<object type="[A-Za-z0-9]*"' "$1" | sort | uniq -c | awk '{print $3, $1}'; }
-# (sh is no MPI program: the first rank to end ends the job, so each waits, at most 60 s, until
-# all 4 have their copy)
-topo_sh='x=$HWLOC_XMLFILE; echo "rank $ULP_RANK $HWLOC_THISSYSTEM ${x%/fd/*}"
-cat "$x" >"$TOPO_OUT.t$ULP_RANK" && mv "$TOPO_OUT.t$ULP_RANK" "$TOPO_OUT.$ULP_RANK"
-i=0; while [ $i -lt 1200 ] && [ "$(ls "$TOPO_OUT".[0-3] 2>/dev/null | wc -l)" -lt 4 ]; do
-sleep 0.05; i=$((i + 1)); done'
+MM=$O/tests/mpi/mpi_more
+unset_all='HWLOC_XMLFILE=(unset) HWLOC_THISSYSTEM=(unset) HWLOC_PLUGINS_PATH=(unset) ULP_MPI_TOPO_GATE=(unset) ULP_MPI_TOPO_XML=(unset)'
+given='HWLOC_XMLFILE=/proc/[0-9]*/fd/[0-9]* HWLOC_THISSYSTEM=1 HWLOC_PLUGINS_PATH=(unset) ULP_MPI_TOPO_GATE=(unset) ULP_MPI_TOPO_XML=(unset)'
 LSTOPO=$(command -v lstopo-no-graphics || command -v lstopo)
 if [ -z "$LSTOPO" ]; then
 	no "the topology given to the ranks: lstopo missing (sh mk/deps.sh check installs mpich, which brings it)"
 elif "$LSTOPO" --whole-io --filter all:all --of xml -f "$T/lstopo.xml" 2>/dev/null &&
-	expect "topology" 1 env TOPO_OUT="$T/topo" $S --pmi -n 4 -t 2 /bin/sh -c "$topo_sh" &&
-	[ "$(grep -c '^rank [0-3] 1 /proc/[0-9]*$' "$T/out")" = 4 ] &&
+	expect "topology" 0 $S --pmi -n 4 -t 2 $MM topo "$T/topo" &&
+	[ "$(grep -c "^rank [0-3] before: $unset_all\$" "$T/out")" = 4 ] &&
+	[ "$(grep -c "^rank [0-3] after: $given\$" "$T/out")" = 4 ] &&
+	[ "$(grep -c '^rank [0-3] plugins 0$' "$T/out")" = 4 ] &&
 	[ -n "$(kinds "$T/lstopo.xml" | grep PU)" ] &&
 	[ "$(kinds "$T/topo.0")" = "$(kinds "$T/lstopo.xml")" ] &&
 	cmp -s "$T/topo.0" "$T/topo.3" &&
-	expect "no topology" 1 env ULP_MPI_TOPO=0 $S --pmi -n 1 /usr/bin/env &&
-	! grep -q '^HWLOC_' "$T/out" &&
+	expect "topology, mpiexec" 0 "$MPIEXEC" -n 1 $MM topo "$T/topo.p" &&
+	grep -q '^rank 0 plugins [1-9]' "$T/out" &&
+	expect "topology, no yield library" 0 env ULP_MPI_YIELD=0 $S --pmi -n 2 $MM topo "$T/topo.n" &&
+	[ "$(grep -c "^rank [01] before: $given\$" "$T/out")" = 2 ] &&
+	cmp -s "$T/topo.0" "$T/topo.n.1" &&
+	expect "no topology" 0 env ULP_MPI_TOPO=0 $S --pmi -n 1 $MM topo "$T/topo.x" &&
+	[ "$(grep -c "^rank 0 [a-z]*: $unset_all\$" "$T/out")" = 2 ] &&
 	expect "own topology" 1 env HWLOC_XMLFILE=/nonexistent $S --pmi -n 1 /usr/bin/env &&
 	[ "$(grep '^HWLOC_' "$T/out")" = "HWLOC_XMLFILE=/nonexistent" ]; then
-	ok "the topology given to the ranks (HWLOC_XMLFILE) is lstopo's, in both tasks; ULP_MPI_TOPO=0 and a user's own leave it out"
+	ok "the topology given to the ranks (HWLOC_XMLFILE) is lstopo's, in both tasks, from MPI_Init on, no hwloc plugin loaded; ULP_MPI_TOPO=0 and a user's own leave it out"
 else
 	kinds "$T/lstopo.xml" >>"$T/out" 2>&1
-	no "the topology given to the ranks (HWLOC_XMLFILE) is lstopo's, in both tasks; ULP_MPI_TOPO=0 and a user's own leave it out"
+	no "the topology given to the ranks (HWLOC_XMLFILE) is lstopo's, in both tasks, from MPI_Init on, no hwloc plugin loaded; ULP_MPI_TOPO=0 and a user's own leave it out"
+fi
+
+# The yield library's side of the hand-over (libulp/guest/mpi_yield.c), as processes under mpiexec:
+# a gate that says '1' sets the variables at MPI_Init; '0' (hwloc failed in the launcher) and EOF
+# (the launcher's helper died) set nothing; the gate's variables leave the environment either way.
+printf 1 >"$T/gate1"
+printf 0 >"$T/gate0"
+gate_case() { # GATE: the "after" line of rank 0 of mpi_more topo with that gate
+	# -genv: the rank's environment only (preloaded into mpiexec, the library would take the
+	# variables out of mpiexec's)
+	"$MPIEXEC" -genv LD_PRELOAD "$(cd "$O" && pwd)/libulp-mpiyield.so" -genv ULP_MPI_TOPO_GATE \
+		"$1" -genv ULP_MPI_TOPO_XML "$T/lstopo.xml" -n 1 $MM topo "$T/topo.g" >"$T/out" 2>&1 &&
+		sed -n 's/^rank 0 after: //p' "$T/out"
+}
+xml_given="HWLOC_XMLFILE=$T/lstopo.xml HWLOC_THISSYSTEM=1 HWLOC_PLUGINS_PATH=(unset) ULP_MPI_TOPO_GATE=(unset) ULP_MPI_TOPO_XML=(unset)"
+if [ "$(gate_case "$T/gate1")" = "$xml_given" ] && grep -q '^rank 0 plugins 0$' "$T/out" &&
+	[ "$(gate_case "$T/gate0")" = "$unset_all" ] &&
+	[ "$(gate_case /dev/null)" = "$unset_all" ] &&
+	[ "$(gate_case "$T/none")" = "$unset_all" ]; then
+	ok "the yield library's topology gate: '1' points hwloc at the XML at MPI_Init (no plugin loaded), '0', EOF and no gate leave it out"
+else
+	no "the yield library's topology gate: '1' points hwloc at the XML at MPI_Init (no plugin loaded), '0', EOF and no gate leave it out"
 fi
 
 # MPI ranks map far more than the launcher's estimate from their ELF headers (the libraries MPICH
