@@ -1061,6 +1061,12 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	if (rc < 0)
 		return 126;
 	o->pmi = rc;
+	if (o->pmi && o->mpi_tasks > 1) {
+		/* MPI ranks in one task of 2 workers took 1.2-1.5x as long as in 2 tasks of one
+		 * worker each on 2 CPUs (docs/mpi.md, "Tasks of an MPI job") */
+		o->tasks = o->mpi_tasks < j.total ? o->mpi_tasks : j.total;
+		o->workers = 1;
+	}
 	if (per_rank && o->tasks != j.total) {
 		fprintf(stderr, "%s: -l and --output-filename need a PVAS task per rank\n",
 			o->tool);

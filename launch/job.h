@@ -29,6 +29,8 @@ struct job_opts {
 	int pmi;		/* serve PMI-1 to the ranks (launch/pmi.h): 1 --pmi, -1 --no-pmi,
 				 * 0 ULP_PMI or whether a program links MPICH (job_run) */
 	int no_fallback;	/* refuse non-PIE programs instead of running them as processes */
+	long mpi_tasks;		/* > 0: neither -t nor -w given: an MPI job (pmi) runs as this
+				 * many tasks (at most one per rank) of one worker each (job_run) */
 	int cpus[JOB_MAX_CPUS]; /* --bind */
 	unsigned ncpus;
 };

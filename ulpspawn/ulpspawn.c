@@ -23,7 +23,8 @@ static void usage(FILE *f)
 	    "kernel-level processes (own PID, own file descriptors) sharing one address space.\n"
 	    "  -n N                  ranks of this program (default 1)\n"
 	    "  -t TASKS              PVAS tasks; ranks are given to them in blocks (default 1;\n"
-	    "                        with -l or --output-filename: one per rank)\n"
+	    "                        with -l or --output-filename: one per rank; an MPI job\n"
+	    "                        without -t and -w: one per usable CPU, of one worker each)\n"
 	    "  -w WORKERS            kernel threads per task (default: usable CPUs / TASKS, at "
 	    "least 1)\n"
 	    "  --bind CPULIST        pin the workers round robin to these CPUs (e.g. 0-3,6)\n"
@@ -61,7 +62,7 @@ static void usage(FILE *f)
 	    "Standard input is rank 0's; the other ranks read /dev/null.\n");
 }
 
-static int tasks_given;
+static int tasks_given, workers_given;
 
 static int parse_segment(int argc, char **argv, struct segment *seg, int first, void *ctx)
 {
@@ -128,6 +129,7 @@ static int parse_segment(int argc, char **argv, struct segment *seg, int first, 
 			break;
 		case 'w':
 			o->workers = cmd_count("ulpspawn", "-w", optarg, 256);
+			workers_given = 1;
 			break;
 		case 'l':
 			o->tag = 1;
@@ -220,6 +222,9 @@ int main(int argc, char **argv)
 	}
 	if (!o.workers)
 		o.workers = cpus / o.tasks > 0 ? cpus / o.tasks : 1;
+	/* An MPI job: a task per CPU (job.h); its CPUs are the --bind list where one is given */
+	if (!tasks_given && !workers_given && !o.tag && !o.outdir)
+		o.mpi_tasks = o.ncpus ? (long)o.ncpus : cpus;
 	rc = job_run(&o, segs, nsegs);
 	cmd_free_segments(segs, nsegs);
 	return rc;
