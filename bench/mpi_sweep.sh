@@ -1,7 +1,8 @@
 #!/bin/sh
 # The real-MPI oversubscription sweep (issues 13/16): examples/mpi/mpi_prog with R = 2..256 ranks
-# on this machine's cores, as ULP ranks (ulpspawn --pmi, one PVAS task, a worker per core: its
-# ranks yield when idle, libulp-mpiyield.so) and the same without that library (ulpnoyield,
+# on this machine's cores, as ULP ranks (ulpspawn --pmi's default: a PVAS task of one worker per
+# core since 28 Nov, one task of a worker per core before; its ranks yield when idle,
+# libulp-mpiyield.so) and the same without that library (ulpnoyield,
 # ULP_MPI_YIELD=0: a rank that busy-polls keeps the worker until the tick, spinner detection's
 # 200 us turn) against the same program as processes: Debian's MPICH (mpiexec.mpich, default
 # settings: it busy-polls and never yields), the same with libulp-mpiyield.so preloaded
@@ -17,7 +18,7 @@
 # and every run's checksum must be the same (else the line says checksum=MISMATCH).
 # Usage: bench/mpi_sweep.sh BUILD_DIR   (env: SWEEP_RANKS="2 4 8 16 32 64 128 256",
 #        SWEEP_ARGS="20 2000 2" = STEPS CELLS LAPS of mpi_prog, SWEEP_CAP=120 seconds per run,
-#        SWEEP_ULP_OPTS="" more ulpspawn options for the ULP columns, e.g. "-t 4": 4 PVAS tasks)
+#        SWEEP_ULP_OPTS="" more ulpspawn options for the ULP columns, e.g. "-t 1": one PVAS task)
 # Never fails: a variant that cannot run is reported on stderr and left out.
 B=${1:-build}
 P="$B/examples/mpi/mpi_prog"
