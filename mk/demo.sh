@@ -51,7 +51,7 @@ echo
 M=16
 P="$B/examples/mpi/mpi_prog"
 echo "== a real MPI program: $M ranks of examples/mpi/mpi_prog (Debian's MPICH, unmodified) as ULPs"
-echo "   (ulpspawn --pmi, one PVAS task on $cores cores) beside the same binary under mpiexec.mpich"
+echo "   (ulpspawn --pmi, a PVAS task per core, $cores) beside the same binary under mpiexec.mpich"
 t0=$(now)
 "$S" --pmi -n $M "$P" 20 2000 2 >"$T/mu" 2>&1 || {
 	cat "$T/mu"
@@ -75,8 +75,8 @@ else
 	exit 1
 fi
 echo "time: $(secs "$t0" "$t1") s as ULPs, $(secs "$t1" "$t2") s as $M processes (launch included;"
-echo "      Debian's MPICH busy-polls and never yields: as ULPs each wait costs up to a preemption"
-echo "      quantum, ULP_QUANTUM_US; docs/mpi.md and docs/benchmarks.md say which settings help)"
+echo "      Debian's MPICH busy-polls and never yields: its processes spin until the kernel's"
+echo "      tick, while ulpspawn's ranks yield when idle; docs/mpi.md and docs/benchmarks.md)"
 echo
 
 echo "== the User-level Process paper's sample (pvas_spawn, pvas_ulp_exec)"

@@ -29,6 +29,9 @@
  *
  * The constructor takes this library out of LD_PRELOAD again, so the program, and what it runs,
  * see the environment ulpspawn was asked to give them.
+ *
+ * It is also the gate of the machine's topology that ulpspawn discovers while the ranks start
+ * (launch/topo.h, topo_start): the MPI_Init* wrappers wait for it, then point hwloc at it.
  */
 #include <dlfcn.h>
 #include <errno.h>
