@@ -15,17 +15,21 @@
  * as a process with sched_yield. A poll that progressed returns at once. Nothing else changes:
  * the same result is returned, UCX's own function does the work.
  *
- * Only while no other thread of the rank can be waiting for MPICH's lock: under
- * MPI_THREAD_MULTIPLE MPICH calls UCX with its lock held, so a yield there hands the worker to a
- * thread that wants that lock; it finds it taken and waits again, the holder's unlock wakes it
- * only for the holder to take the lock back at once (MPICH's own yield, between the two, is
- * compiled to nothing on Linux), and ranks whose holders wait for each other's threads never
- * progress. So no yield once a second thread called ucp_worker_progress (4 ranks of 4 threads
- * each hung for good before 27 Nov), and, where the MPI library provides MPI_THREAD_MULTIPLE,
- * none once the program has started a thread of its own (one created outside MPI_Init, where
- * UCX starts its own): a thread that waits for the lock from its first call never polls (two
- * threads per rank in MPI_Sendrecv: 3 jobs in about 70 hung before 28 Nov). The level is asked
- * with MPI_Query_thread when MPI_Init or MPI_Init_thread returns, which this library wraps.
+ * Inside ucp_worker_progress only while no other thread of the rank can be waiting for MPICH's
+ * lock: under MPI_THREAD_MULTIPLE MPICH calls UCX with its lock held, so a yield there hands the
+ * worker to a thread that wants that lock; it finds it taken and waits again, the holder's unlock
+ * wakes it only for the holder to take the lock back at once (MPICH's own yield, between the two,
+ * is compiled to nothing on Linux), and ranks whose holders wait for each other's threads never
+ * progress (4 ranks of 4 threads each hung for good before 27 Nov; two threads per rank in
+ * MPI_Sendrecv, 3 jobs in about 70, before 28 Nov). So once a second thread called
+ * ucp_worker_progress, or, where the MPI library provides MPI_THREAD_MULTIPLE, once the program
+ * has started a thread of its own (one created outside MPI_Init, where UCX starts its own: a
+ * thread that waits for the lock from its first call never polls), the yield waits for the
+ * thread's next pthread_mutex_unlock, which this library also defines: MPICH's release of its
+ * lock between two polls of a wait (the unlock and relock its compiled-out yield sits between).
+ * The thread the unlock woke then runs and takes the lock; the holder waits for it in turn. The
+ * level is asked with MPI_Query_thread when MPI_Init or MPI_Init_thread returns, which this
+ * library wraps.
  *
  * The constructor takes this library out of LD_PRELOAD again, so the program, and what it runs,
  * see the environment ulpspawn was asked to give them.
@@ -132,13 +136,47 @@ static int one_poller(void)
 	return 0;
 }
 
-/* 1 when a yield cannot keep another thread of the rank from MPICH's lock (see the top). */
+/* 1 when a yield inside ucp_worker_progress cannot keep another thread of the rank from MPICH's
+ * lock (see the top); else the yield waits for the thread's next unlock. */
 static int may_yield(void)
 {
 	if (__atomic_load_n(&multiple, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&own_threads, __ATOMIC_RELAXED))
 		return 0;
 	return one_poller();
+}
+
+static __thread int yield_due; /* a yield at this thread's next pthread_mutex_unlock */
+
+static void yield_now(void)
+{
+	if (stats)
+		__atomic_add_fetch(&yields, 1, __ATOMIC_RELAXED);
+	if (pvas_yield() != 0) /* not a ULP */
+		sched_yield();
+}
+
+typedef int (*unlock_fn)(pthread_mutex_t *);
+
+/* glibc's, then the yield a poll left due (see the top): MPICH's lock is free, and the thread
+ * its unlock woke, if one waited, is ready to take it. */
+__attribute__((visibility("default"))) int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	static unlock_fn real;
+	unlock_fn f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+	int rc;
+
+	if (!f) {
+		f = (unlock_fn)must_def("pthread_mutex_unlock", (void *)pthread_mutex_unlock,
+					"libc's definition not found");
+		__atomic_store_n(&real, f, __ATOMIC_RELEASE);
+	}
+	rc = f(m);
+	if (__builtin_expect(yield_due, 0)) {
+		yield_due = 0;
+		yield_now();
+	}
+	return rc;
 }
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -308,16 +346,16 @@ unsigned ucp_worker_progress(void *worker)
 	n = f(worker);
 	if (stats)
 		__atomic_add_fetch(&polls, 1, __ATOMIC_RELAXED);
-	if (n || !yield_after || !may_yield()) {
+	if (n || !yield_after) {
 		__atomic_store_n(&idle, 0, __ATOMIC_RELAXED);
 		return n;
 	}
 	if (__atomic_add_fetch(&idle, 1, __ATOMIC_RELAXED) >= yield_after) {
 		__atomic_store_n(&idle, 0, __ATOMIC_RELAXED);
-		if (stats)
-			__atomic_add_fetch(&yields, 1, __ATOMIC_RELAXED);
-		if (pvas_yield() != 0) /* not a ULP */
-			sched_yield();
+		if (may_yield())
+			yield_now();
+		else
+			yield_due = 1;
 	}
 	return n;
 }
@@ -363,8 +401,8 @@ static void print_stats(void)
 
 	fprintf(stderr, "libulp-mpiyield: rank %s: %lu polls, %lu yields%s\n", rank ? rank : "?",
 		polls, yields,
-		multiple && own_threads ? " (MPI_THREAD_MULTIPLE, then threads: no yields)"
-		: several		? " (then several threads polled: no yields)"
+		multiple && own_threads ? " (MPI_THREAD_MULTIPLE, then threads: yields at unlocks)"
+		: several		? " (then several threads polled: yields at unlocks)"
 		: multiple		? " (MPI_THREAD_MULTIPLE, one thread)"
 					: "");
 }
