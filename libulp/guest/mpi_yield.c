@@ -52,7 +52,7 @@
 
 typedef unsigned (*progress_fn)(void *worker);
 
-static progress_fn real_progress;
+static void *real_progress;	    /* UCX's ucp_worker_progress (cached_def) */
 static unsigned yield_after = 1;    /* idle polls before a yield */
 static unsigned idle;		    /* idle polls in a row (a hint: threads may race on it) */
 static unsigned long polls, yields; /* ULP_MPI_YIELD_STATS=1: printed at exit */
@@ -121,6 +121,18 @@ static void *must_def(const char *name, void *self, const char *missing)
 	return f;
 }
 
+/* *slot, looked up with must_def at the first call. */
+static inline void *cached_def(void **slot, const char *name, void *self, const char *missing)
+{
+	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (!f) {
+		f = must_def(name, self, missing);
+		__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
 /* 1 while only the calling thread has ever polled. */
 static int one_poller(void)
 {
@@ -162,16 +174,12 @@ typedef int (*unlock_fn)(pthread_mutex_t *);
  * its unlock woke, if one waited, is ready to take it. */
 __attribute__((visibility("default"))) int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	static unlock_fn real;
-	unlock_fn f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-	int rc;
+	static void *real;
+	unlock_fn f =
+	    (unlock_fn)cached_def(&real, "pthread_mutex_unlock", (void *)pthread_mutex_unlock,
+				  "libc's definition not found");
+	int rc = f(m);
 
-	if (!f) {
-		f = (unlock_fn)must_def("pthread_mutex_unlock", (void *)pthread_mutex_unlock,
-					"libc's definition not found");
-		__atomic_store_n(&real, f, __ATOMIC_RELEASE);
-	}
-	rc = f(m);
 	if (__builtin_expect(yield_due, 0)) {
 		yield_due = 0;
 		yield_now();
@@ -334,16 +342,12 @@ __attribute__((visibility("default"))) int PMPI_Init_thread(int *argc, char ***a
 
 unsigned ucp_worker_progress(void *worker)
 {
-	progress_fn f = __atomic_load_n(&real_progress, __ATOMIC_ACQUIRE);
-	unsigned n;
+	/* Only UCX's callers call this: UCX must be loaded. */
+	progress_fn f = (progress_fn)cached_def(
+	    &real_progress, "ucp_worker_progress", (void *)ucp_worker_progress,
+	    "UCX's definition not found (libucp.so.0 not loaded)");
+	unsigned n = f(worker);
 
-	if (!f) {
-		/* Only UCX's callers call this: UCX must be loaded. */
-		f = (progress_fn)must_def("ucp_worker_progress", (void *)ucp_worker_progress,
-					  "UCX's definition not found (libucp.so.0 not loaded)");
-		__atomic_store_n(&real_progress, f, __ATOMIC_RELEASE);
-	}
-	n = f(worker);
 	if (stats)
 		__atomic_add_fetch(&polls, 1, __ATOMIC_RELAXED);
 	if (n || !yield_after) {
