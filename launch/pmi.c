@@ -448,11 +448,17 @@ int launch_pmi_open(struct launch_pmi *p, int rank)
 
 	if (rank < 0 || rank >= p->n || p->c[rank].sfd >= 0 || p->c[rank].cfd >= 0)
 		return -EINVAL;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+	/* The rank's end is inherited across execve, as hydra's PMI_FD is: a rank that is a
+	 * script exec'ing the MPI program (sh -c 'exec prog'), alone in its task, drops every
+	 * close-on-exec descriptor there, as the process it stands for would, and its MPI_Init
+	 * found no PMI_FD (the job ended: "rank 0 ended before MPI_Finalize"). It lives in the
+	 * launcher only while its task is made (or its process started), when nothing is exec'd. */
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
 		return -errno;
 	/* The server's end stays in the launcher, so in the tasks made later: out of the numbers
 	 * their ULPs' first opens get */
 	p->c[rank].sfd = pvas_fd_high(sv[0]);
+	fcntl(p->c[rank].sfd, F_SETFD, FD_CLOEXEC);
 	p->c[rank].cfd = sv[1];
 	return 0;
 }

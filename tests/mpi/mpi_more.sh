@@ -63,6 +63,10 @@ else
 	no "MPI_THREAD_MULTIPLE: 8 ranks of 5 threads as ULPs print what mpiexec's print"
 fi
 same "split/dup, Ialltoallv, Cancel, datatypes, Mprobe" -n 3 "$P" comm
+# a rank that is a shell exec'ing the MPI program, as job scripts do: its PMI_FD must survive the
+# execve (a rank alone in its task drops its close-on-exec descriptors, as a process would; the
+# PMI end was one until 28 Nov, and with -t 2 every such rank's MPI_Init failed)
+same "a shell rank exec'ing the MPI program" -n 2 /bin/sh -c "exec $P comm"
 # MPI in a plugin that a program without MPI loads with RTLD_LOCAL (tests/mpi/mpi_plugin.c): the
 # yield library finds MPICH outside the global scope, and learns its thread level
 PL=$B/tests/mpi/mpi_plugin_main
