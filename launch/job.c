@@ -1062,7 +1062,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 		return 126;
 	o->pmi = rc;
 	if (o->pmi && o->mpi_tasks > 1) {
-		/* MPI ranks in one task of 2 workers took 1.2-1.5x as long as in 2 tasks of one
+		/* MPI ranks in one task of 2 workers took 1.05-1.46x as long as in 2 tasks of one
 		 * worker each on 2 CPUs (docs/mpi.md, "Tasks of an MPI job") */
 		o->tasks = o->mpi_tasks < j.total ? o->mpi_tasks : j.total;
 		o->workers = 1;
