@@ -45,8 +45,8 @@ ALL_TARGETS += $(O)/libpvas-guest.a
 
 # libulp-mpiyield.so: preloaded by ulpspawn --pmi into MPI ranks, which it makes yield when
 # their MPI polls without progress (libulp/guest/mpi_yield.c). Only what it wraps is exported
-# (ucp_worker_progress, MPI_Init*, PMPI_Init*, pthread_create): the guest library's pvas_* stay
-# its own. Installed in $(LIBDIR)/ulp.
+# (ucp_worker_progress, MPI_Init*, PMPI_Init*, pthread_create, pthread_mutex_unlock): the guest
+# library's pvas_* stay its own. Installed in $(LIBDIR)/ulp.
 MPIYIELD_OBJ := $(O)/libulp/guest/mpi_yield.o
 $(MPIYIELD_OBJ): SANFLAGS :=
 $(O)/libulp-mpiyield.so: $(MPIYIELD_OBJ) $(O)/libpvas-guest.a

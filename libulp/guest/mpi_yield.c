@@ -58,7 +58,7 @@ static unsigned idle;		    /* idle polls in a row (a hint: threads may race on i
 static unsigned long polls, yields; /* ULP_MPI_YIELD_STATS=1: printed at exit */
 static int stats;
 static unsigned long poller; /* the thread that polls (pthread_self), 0 before the first poll */
-static int several;	     /* another thread polled too: no more yields (see above) */
+static int several;	     /* another thread polled too: yields wait for unlocks (see above) */
 static int multiple;	     /* MPI_Init* returned MPI_THREAD_MULTIPLE */
 static int own_threads;	     /* threads the program started (not MPI_Init, while it ran) */
 static unsigned long init_thread; /* the thread inside MPI_Init* (pthread_self), 0: none */

@@ -55,7 +55,8 @@ else
 	no "MPI_THREAD_MULTIPLE: a rank with threads yields at its unlocks, not inside MPICH's lock"
 fi
 # 8 ranks of 5 threads: each spun for whole quanta before 27 Nov (the FUTEX_WAKEs of MPICH's lock
-# hid them from the spinner detection): 18-35 s, once past this guard; about 5 s now
+# hid them from the spinner detection): 18-35 s, once past this guard; about 5 s on 27 Nov, 0.2 s
+# since the yields at unlocks (28 Nov)
 if expect "mpiexec -n 8 thread" 0 "$MPIEXEC" -n 8 "$P" thread && cp "$T/out" "$T/ref" &&
 	expect "ulpspawn -n 8 thread" 0 "$S" -n 8 "$P" thread && cmp -s "$T/out" "$T/ref"; then
 	ok "MPI_THREAD_MULTIPLE: 8 ranks of 5 threads as ULPs print what mpiexec's print"
