@@ -130,6 +130,26 @@ static long park_fd(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb
 	}
 }
 
+/*
+ * A blocking call that found its file not ready, before it parks: when other ULPs are ready on
+ * this worker (or become so by a completion the ring holds), they run first, once, and the call
+ * tries again; only a second "not ready" parks it. The partner of a FIFO or socket on the same
+ * worker usually answers in that turn: a ping-pong of two ULPs then never arms the ring (no
+ * submission, no completion to reap), as two threads of a process would hand over on a CPU.
+ * Nothing is due earlier than in the kernel (the call has not blocked yet: a process could be
+ * preempted there too), and a call that must not wait (O_NONBLOCK) never gets here. 1: other
+ * ULPs ran, try again.
+ */
+static int yield_before_park(void)
+{
+	struct ulp_worker *w = ulp_worker_self();
+
+	if (!w || !w->cur)
+		return 0;
+	ulp_io_poll(w);
+	return ulp_worker_has_ready(w) && ulp_task_yield(w->cur);
+}
+
 /* ---- read and write family ---- */
 
 struct rw {
@@ -409,12 +429,15 @@ static long fifo_try(const struct rw *c)
 static long read_fifo(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c, int nonblock)
 {
 	struct ulp_io_wait wt;
+	int yielded = 0;
 	long r;
 
 	for (;;) {
 		r = fifo_try(c);
 		if (r != -EAGAIN || nonblock)
 			return r;
+		if (!yielded && (yielded = yield_before_park()))
+			continue;
 		ulp_io_wait_init(io, &wt, cb, 1);
 		r = park_fd(io, &wt, cb, c->fd, POLLIN, 0);
 		if (r)
@@ -489,6 +512,11 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 		return r; /* a FIFO's read end (vmsplice says EBADF for what is no pipe) */
 	if (fl >= 0 && (fl & O_NONBLOCK))
 		return !tried || is_regular(c->fd) ? rw_try(c, 0) : -EAGAIN;
+	if (tried && yield_before_park()) {
+		r = rw_try(c, 1);
+		if (r != -EAGAIN)
+			return r > 0 ? read_rest(c, r) : r;
+	}
 	return read_parked(io, cb, c, no_sock ? 0 : sock_deadline(c->fd, POLLIN, word));
 }
 
@@ -568,6 +596,8 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 			waited = 1;
 			deadline = no_sock ? 0 : sock_deadline(c->fd, ev, &word);
 			ulp_io_wait_init(io, &wt, cb, 1);
+			if (yield_before_park())
+				continue;
 		}
 		r = park_fd(io, &wt, cb, c->fd, ev, deadline);
 		if (r)
@@ -857,7 +887,7 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 	struct timespec zero = {0, 0}, *tsp = nr == SYS_ppoll ? (struct timespec *)a[2] : NULL;
 	long long deadline = 0, start = ulp_raw_clock_ns(CLOCK_MONOTONIC);
 	long r;
-	int n;
+	int n, yielded = nr == SYS_ppoll && a[3]; /* a mask for the wait: no turn outside it */
 
 	if (nr == SYS_poll && a[2] >= 0)
 		deadline = start + a[2] * 1000000ll;
@@ -870,6 +900,8 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 				    : sys_nowait(SYS_poll, a[0], a[1], 0, 0, 0, 0);
 		if (r != 0 || (deadline && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)))
 			break;
+		if (!yielded && (yielded = yield_before_park()))
+			continue;
 		{
 			struct ulp_io_op ops[nfds ? nfds : 1];
 
@@ -905,6 +937,7 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 	struct timeval zero_tv = {0, 0};
 	long long deadline = 0, start = ulp_raw_clock_ns(CLOCK_MONOTONIC);
 	long r;
+	int yielded = nr == SYS_pselect6 && a[5]; /* a mask for the wait: no turn outside it */
 
 	if (nfds < 0)
 		return -EINVAL;
@@ -934,6 +967,8 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 					     a[5]);
 			if (r != 0 || (deadline && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)))
 				break;
+			if (!yielded && (yielded = yield_before_park()))
+				continue;
 			n = 0;
 			for (i = 0; i < 3; i++) {
 				int fd;
@@ -974,6 +1009,7 @@ static long do_epoll(struct ulp_cb *cb, long nr, long *a)
 	long long deadline = 0;
 	struct ulp_io_op op = {.kind = ULP_IO_POLL, .fd = (int)a[0], .events = POLLIN};
 	long r;
+	int yielded = nr == SYS_epoll_pwait && a[4]; /* a mask for the wait: no turn outside it */
 
 	if (!ulp_io_self())
 		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -984,6 +1020,8 @@ static long do_epoll(struct ulp_cb *cb, long nr, long *a)
 		if (r != 0 || a[3] == 0 ||
 		    (deadline && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)))
 			return r;
+		if (!yielded && (yielded = yield_before_park()))
+			continue;
 		r = park_many(cb, &op, 1, deadline);
 		if (r < 0)
 			return r;
