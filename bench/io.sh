@@ -2,6 +2,8 @@
 # Blocking calls of ULPs (issue 13), BENCH lines with the ratios measured in this one run:
 #   io_pingpong     FIFO ping-pong between two ULPs on one worker (ulpexec -w 1) against two
 #                   processes pinned to one CPU: microseconds per round trip, speedup = proc/ulp
+#   io_tcp_pingpong the same over loopback TCP (iotest tcp server/client): microseconds per
+#                   round trip, speedup = proc/ulp
 #   io_trap_read    a read that never blocks (1 byte of /dev/zero) as a ULP and as a process:
 #                   the trap's share of every ULP read or write
 #   io_sha256       sha256sum of a big file as a ULP and as a process (best of 3): ratio ulp/proc
@@ -39,6 +41,30 @@ if [ "$(grep -c "fifo ok $N" "$T/out")" = 3 ]; then
 		"speedup=$(echo "$p $u" | awk '{printf "%.2f", $1 / $2}') target_min=2"
 else
 	echo "bench/io: ping-pong failed:" >&2
+	tail -5 "$T/out" >&2
+fi
+
+# The same over loopback TCP (iotest tcp: the server writes its port into a file for the
+# client). The processes' time starts once their server listens; the ULPs' includes the launch.
+t0=$(now)
+"$B/bin/ulpexec" -w 1 "$P" tcp server "$T/port.u" "$N" : "$P" tcp client "$T/port.u" "$N" \
+	>"$T/out" 2>&1
+tu=$(now)
+taskset -c 0 "$P" tcp server "$T/port.p" "$N" >>"$T/out" 2>&1 &
+i=0
+while [ ! -s "$T/port.p" ] && [ $i -lt 500 ]; do
+	sleep 0.01
+	i=$((i + 1))
+done
+t1=$(now)
+taskset -c 0 "$P" tcp client "$T/port.p" "$N" >>"$T/out" 2>&1
+wait
+t2=$(now)
+if [ "$(grep -c "tcp ok $N" "$T/out")" = 4 ]; then
+	echo "$t0 $tu $t1 $t2 $N" | awk '{ u = ($2 - $1) * 1000000 / $5; p = ($4 - $3) * 1000000 / $5
+		printf "BENCH io_tcp_pingpong msgs=%d ulp_us=%.2f proc_us=%.2f speedup=%.2f\n", $5, u, p, p / u }'
+else
+	echo "bench/io: TCP ping-pong failed:" >&2
 	tail -5 "$T/out" >&2
 fi
 
