@@ -512,6 +512,9 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 		return r; /* a FIFO's read end (vmsplice says EBADF for what is no pipe) */
 	if (fl >= 0 && (fl & O_NONBLOCK))
 		return !tried || is_regular(c->fd) ? rw_try(c, 0) : -EAGAIN;
+	/* The socket timeout is asked after the other ULPs' turn (no getsockopt when the second
+	 * try goes through), so it counts from there: as for a process that lost its CPU just
+	 * before the call, the wait is never shorter than the timeout. */
 	if (tried && yield_before_park()) {
 		r = rw_try(c, 1);
 		if (r != -EAGAIN)
