@@ -590,17 +590,19 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 			native = 1;
 			continue;
 		}
-		if (!waited) {
+		if (waited < 2) {
 			/* Made non-blocking by the program: the kernel's answer (the call itself
 			 * where the driver refused RWF_NOWAIT). Read only now: a call that goes
 			 * through needs neither this nor the timeout. */
-			if (fd_nonblock(c->fd))
+			if (!waited && fd_nonblock(c->fd))
 				return done ? done : nowait ? r : rw_try(c, 0);
-			waited = 1;
+			/* the other ULPs' turn first; the socket timeout counts from after it, as
+			 * for a read (read_ring) */
+			if (!waited++ && yield_before_park())
+				continue;
+			waited = 2;
 			deadline = no_sock ? 0 : sock_deadline(c->fd, ev, &word);
 			ulp_io_wait_init(io, &wt, cb, 1);
-			if (yield_before_park())
-				continue;
 		}
 		r = park_fd(io, &wt, cb, c->fd, ev, deadline);
 		if (r)
