@@ -2,7 +2,8 @@
 # Threads inside a ULP vs the same program as a process (bench/threads_guest.c), and vs libulp's
 # own ulp_thread_create+join (bench/create). Prints BENCH lines (bench/README.md). One CPU: the
 # process and ulpexec's single worker are pinned with taskset to BENCH_CPU (default: the last).
-# killstorm (pthread_kill at threads looping on sched_yield) also runs unpinned on 2 workers.
+# killstorm (pthread_kill at threads looping on sched_yield) also runs unpinned on 2 workers;
+# semfork: process-shared semaphores between the program and its fork child.
 # Usage: bench/threads.sh BUILD_DIR
 B=${1:-build}
 . "$(dirname "$0")/lib.sh" # cpu, reps, med
@@ -12,8 +13,8 @@ X="$B/bin/ulpexec"
 run() { taskset -c "$cpu" "$@" 2>/dev/null || echo "nan nan"; }
 free_run() { "$@" 2>/dev/null || echo "nan nan"; }
 
-for what in create pingpong; do
-	n=$([ $what = create ] && echo 3000 || echo 20000)
+for what in create pingpong semfork; do
+	n=$(case $what in create) echo 3000 ;; pingpong) echo 20000 ;; *) echo 5500 ;; esac)
 	: >"$B/bench/threads_$what.dat"
 	r=0
 	while [ $r -lt "$reps" ]; do # interleaved: the machine's load hits both alike
@@ -41,6 +42,15 @@ awk -v p="$pn" -v u="$un" -v pm="$pmin" -v um="$umin" -v r="$reps" 'BEGIN {
 	rp = p / u
 	printf "BENCH threads_futex_pingpong cpu_pinned=1 reps=%d round_trip_process_ns=%.0f round_trip_ulp_ns=%.0f min_process_ns=%.0f min_ulp_ns=%.0f ratio_process_over_ulp=%.2f target_min=5 met=%s\n",
 		r, p, u, pm, um, rp, (rp >= 5 ? "yes" : "no") }'
+
+# semfork: a program and its fork child hand two process-shared semaphores to and fro (the ULP's
+# child is a process: its wakes reach the ULP's wait through the runtime's look at the word)
+c=$B/bench/threads_semfork.dat
+pn=$(awk '{print $1}' "$c" | med) un=$(awk '{print $3}' "$c" | med)
+pmin=$(awk '{print $2}' "$c" | sort -n | head -1) umin=$(awk '{print $4}' "$c" | sort -n | head -1)
+awk -v p="$pn" -v u="$un" -v pm="$pmin" -v um="$umin" -v r="$reps" 'BEGIN {
+	printf "BENCH threads_semfork cpu_pinned=1 reps=%d round_trip_process_ns=%.0f round_trip_ulp_ns=%.0f min_process_ns=%.0f min_ulp_ns=%.0f ratio_process_over_ulp=%.2f\n",
+		r, p, u, pm, um, p / u }'
 
 # killstorm: pinned, one worker; then unpinned, ulpexec with 2 workers
 n=6600

@@ -7,16 +7,21 @@
  *   threads_guest killstorm N pthread_kill(SIGUSR2) at three threads that loop sched_yield and
  *                             gettid, one of them joined and made anew after every 300 kills
  *                             (tests/integ/progs/threads.c "killstorm"): ns per pthread_kill
+ *   threads_guest semfork N   a round trip through two process-shared semaphores (MAP_SHARED)
+ *                             with a child process of its own (fork), for every N/11 of them
  * Prints "<median ns> <min ns>" per operation over 11 samples of N/11 operations.
  */
 #include <pthread.h>
+#include <semaphore.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +86,34 @@ static void storm_turnover(pthread_t *st, long i)
 	pthread_create(&st[i], NULL, storm_fn, (void *)i);
 }
 
+/* semfork: per round trips between this program and a child process of its own (fork), through
+ * two process-shared semaphores in MAP_SHARED memory. 0, or -1 when a call failed. */
+static int semfork(long per)
+{
+	sem_t *s = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pid;
+	int st;
+
+	if (s == MAP_FAILED || sem_init(&s[0], 1, 0) || sem_init(&s[1], 1, 0))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		for (long i = 0; i < per; i++)
+			if (sem_wait(&s[0]) || sem_post(&s[1]))
+				_exit(1);
+		_exit(0);
+	}
+	for (long i = 0; i < per; i++)
+		if (sem_post(&s[0]) || sem_wait(&s[1]))
+			return -1;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	munmap(s, 4096);
+	return 0;
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -98,8 +131,9 @@ int main(int argc, char **argv)
 	pthread_t st[STORM_THREADS];
 	int storm = argc >= 2 && !strcmp(argv[1], "killstorm");
 
-	if (argc < 2 || (strcmp(argv[1], "create") && strcmp(argv[1], "pingpong") && !storm)) {
-		fprintf(stderr, "usage: threads_guest create|pingpong|killstorm [N]\n");
+	if (argc < 2 || (strcmp(argv[1], "create") && strcmp(argv[1], "pingpong") &&
+			 strcmp(argv[1], "semfork") && !storm)) {
+		fprintf(stderr, "usage: threads_guest create|pingpong|killstorm|semfork [N]\n");
 		return 2;
 	}
 	for (long i = 0; i < 50; i++) { /* warm up: glibc's stack cache, the runtime's free lists */
@@ -121,6 +155,11 @@ int main(int argc, char **argv)
 				}
 				if (i % 300 == 299)
 					storm_turnover(st, i / 300 % STORM_THREADS);
+			}
+		} else if (!strcmp(argv[1], "semfork")) {
+			if (semfork(per)) {
+				fprintf(stderr, "threads_guest: semfork failed\n");
+				return 1;
 			}
 		} else if (!strcmp(argv[1], "create")) {
 			for (long i = 0; i < per; i++) {

@@ -11,8 +11,12 @@
  * Shared futexes (no FUTEX_PRIVATE_FLAG) may also be used by another kernel process (a word in
  * MAP_SHARED memory). Its waiters sleep in the kernel: a shared wake also issues the real
  * FUTEX_WAKE for those our queue did not satisfy. Its wakes reach no user-space queue: a shared
- * waiter is re-checked every ULP_FUTEX_POLL_NS by the timer thread and woken when the word no
- * longer holds the value it waited on (a futex wait may return early; callers re-check).
+ * waiter is re-checked by the timer thread, POLL_MIN_NS after it began to wait, then at twice
+ * the last interval up to every POLL_NS, and woken when the word no longer holds the value it
+ * waited on (a futex wait may return early; callers re-check). A ULP and its fork child handing
+ * two process-shared semaphores to and fro took 31-39 us a round trip so on one CPU of the VM,
+ * 272-299 us when every look was POLL_NS apart (before 28 Nov), 5-7 us as two processes; a long
+ * wait costs the timer about 8 looks more than at POLL_NS alone (docs/syscalls.md, "Threads").
  *
  * Timeouts: one timer kernel thread per scheduler instance (created on first use, raw, no libc)
  * sleeps in FUTEX_WAIT_BITSET until the earliest deadline; it never spins.
@@ -28,6 +32,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -38,6 +43,7 @@
 #define POLL_NS                                                                                    \
 	2000000ull /* shared waiters: how often a word changed by another process is seen          \
 		    */
+#define POLL_MIN_NS 10000ull /* a shared waiter's first look; doubled at each look after */
 #define TIMER_STACK (64 * 1024)
 #define NS 1000000000ull
 
@@ -237,7 +243,9 @@ static void fire(struct timer_svc *s, struct ulp_uthread *u, uint64_t now)
 		} else if (__atomic_load_n((uint32_t *)u->fkey, __ATOMIC_RELAXED) != u->fval) {
 			wake_waiter(b, u, 0);
 		} else {
-			u->deadline = now + POLL_NS;
+			u->poll_step =
+			    u->poll_step && u->poll_step < POLL_NS / 2 ? u->poll_step * 2 : POLL_NS;
+			u->deadline = now + u->poll_step;
 			if (u->user_deadline && u->user_deadline < u->deadline)
 				u->deadline = u->user_deadline;
 			ulp_spin_lock(&s->lock);
@@ -261,6 +269,9 @@ static int timer_main(void *arg)
 	/* No runtime worker, no libc: no self pointer, no TLS, and no signal meant for the
 	 * process lands here. */
 	sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, 0, 8, 0, 0);
+	/* its sleeps end at the deadline, not up to 50 us later (the default timer slack):
+	 * POLL_MIN_NS is less than that */
+	sys(SYS_prctl, PR_SET_TIMERSLACK, 1, 0, 0, 0, 0);
 	ulp_arch_self_set(NULL);
 	ulp_arch_tls_set(0);
 	for (;;) {
@@ -420,7 +431,9 @@ static long futex_wait(struct ulp_uthread *self, uintptr_t addr, uint32_t val, u
 		self->user_deadline = deadline;
 		self->deadline = deadline;
 		if (shared) {
-			uint64_t poll = now_ns(CLOCK_MONOTONIC) + POLL_NS;
+			uint64_t poll = now_ns(CLOCK_MONOTONIC) + POLL_MIN_NS;
+
+			self->poll_step = POLL_MIN_NS;
 			if (!deadline || poll < deadline)
 				self->deadline = poll;
 		}

@@ -206,6 +206,12 @@ else
 	no "a ULP's shared futex wake reaches a process waiting in the kernel"
 fi
 
+# 7b. a ULP and its fork child hand two process-shared semaphores to and fro: the child waits
+# and posts in the kernel, the ULP's waits are the runtime's (woken by its look at the word)
+if expect semfork 0 "$X" "$P/futex_shared_dyn" semfork 2000 && grep -q '^semfork ok 2000$' "$T/out"; then
+	ok "a ULP and its fork child pass 2000 tokens through process-shared semaphores"
+else no "a ULP and its fork child pass 2000 tokens through process-shared semaphores"; fi
+
 # 8. Debian's threaded programs: the same bytes as processes
 head -c 1000000 /dev/urandom | od -A n -t x1 >"$T/data"
 if command -v xz >/dev/null; then

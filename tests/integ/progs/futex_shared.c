@@ -2,17 +2,59 @@
 /*
  * A shared futex across kernel processes: a word in a MAP_SHARED file. "wait FILE" waits (no
  * FUTEX_PRIVATE_FLAG) until the word becomes 1; "wake FILE" sets it to 1 and wakes. One side runs
- * as a ULP, the other as a process (tests/integ/threads.sh), both ways round.
+ * as a ULP, the other as a process (tests/integ/threads.sh), both ways round. "semfork N": N
+ * round trips through two process-shared semaphores with a child process of its own (fork),
+ * which waits and posts in the kernel while a ULP's waits are the runtime's: "semfork ok N".
  */
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+static int semfork(long n)
+{
+	sem_t *s = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long i, got = 0;
+	pid_t pid;
+	int st;
+
+	if (s == MAP_FAILED || sem_init(&s[0], 1, 0) || sem_init(&s[1], 1, 0)) {
+		perror("semfork");
+		return 1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		for (i = 0; i < n; i++)
+			if (sem_wait(&s[0]) || sem_post(&s[1]))
+				_exit(1);
+		_exit(0);
+	}
+	for (i = 0; i < n; i++) {
+		if (sem_post(&s[0]) || sem_wait(&s[1])) {
+			perror("sem");
+			return 1;
+		}
+		got++;
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "semfork: the child failed\n");
+		return 1;
+	}
+	printf("semfork ok %ld\n", got);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -21,8 +63,10 @@ int main(int argc, char **argv)
 	long r;
 	int fd;
 
+	if (argc == 3 && !strcmp(argv[1], "semfork"))
+		return semfork(atol(argv[2]));
 	if (argc != 3) {
-		fprintf(stderr, "usage: futex_shared wait|wake FILE\n");
+		fprintf(stderr, "usage: futex_shared wait|wake FILE | semfork N\n");
 		return 2;
 	}
 	fd = open(argv[2], O_RDWR);
