@@ -11,12 +11,8 @@
  * Shared futexes (no FUTEX_PRIVATE_FLAG) may also be used by another kernel process (a word in
  * MAP_SHARED memory). Its waiters sleep in the kernel: a shared wake also issues the real
  * FUTEX_WAKE for those our queue did not satisfy. Its wakes reach no user-space queue: a shared
- * waiter is re-checked by the timer thread, POLL_MIN_NS after it began to wait, then at twice
- * the last interval up to every POLL_NS, and woken when the word no longer holds the value it
- * waited on (a futex wait may return early; callers re-check). A ULP and its fork child handing
- * two process-shared semaphores to and fro took 31-39 us a round trip so on one CPU of the VM,
- * 272-299 us when every look was POLL_NS apart (before 28 Nov), 5-7 us as two processes; a long
- * wait costs the timer about 8 looks more than at POLL_NS alone (docs/syscalls.md, "Threads").
+ * waiter is re-checked every ULP_FUTEX_POLL_NS by the timer thread and woken when the word no
+ * longer holds the value it waited on (a futex wait may return early; callers re-check).
  *
  * Timeouts: one timer kernel thread per scheduler instance (created on first use, raw, no libc)
  * sleeps in FUTEX_WAIT_BITSET until the earliest deadline; it never spins.
@@ -32,7 +28,6 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -43,7 +38,6 @@
 #define POLL_NS                                                                                    \
 	2000000ull /* shared waiters: how often a word changed by another process is seen          \
 		    */
-#define POLL_MIN_NS 10000ull /* a shared waiter's first look; doubled at each look after */
 #define TIMER_STACK (64 * 1024)
 #define NS 1000000000ull
 
@@ -76,6 +70,32 @@ static struct timer_svc *svcs;
 static long sys(long nr, long a, long b, long c, long d, long e, long f)
 {
 	return ulp_arch_syscall(nr, a, b, c, d, e, f);
+}
+
+/*
+ * The locks here are taken by the workers and by the timer thread, which may share one CPU
+ * (ulpexec pinned by taskset): a spin on a lock, or on tref, held by the other one while the
+ * kernel has it preempted lasts until the spinner's time slice ends. So a spin gives the CPU
+ * away every SPIN_YIELD rounds. Seen when the timer looked at shared waiters 10 us after their
+ * wait began (tried on 28 Nov, not kept): a pthread_create+join on one CPU took 7.6 ms, and
+ * 62 us with these yields, against 28 us.
+ */
+#define SPIN_YIELD 128
+
+static void spin_or_yield(unsigned *n)
+{
+	if (++*n % SPIN_YIELD)
+		ulp_arch_relax();
+	else
+		ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+}
+
+static void lock_y(uint32_t *l)
+{
+	unsigned n = 0;
+
+	while (!ulp_spin_trylock(l))
+		spin_or_yield(&n);
 }
 
 static uint64_t now_ns(int clock)
@@ -169,13 +189,13 @@ static void resume_list(struct ulp_uthread *u)
 static void lock2(struct ulp_futex_bucket *a, struct ulp_futex_bucket *b)
 {
 	if (a == b) {
-		ulp_spin_lock(&a->lock);
+		lock_y(&a->lock);
 	} else if (a < b) {
-		ulp_spin_lock(&a->lock);
-		ulp_spin_lock(&b->lock);
+		lock_y(&a->lock);
+		lock_y(&b->lock);
 	} else {
-		ulp_spin_lock(&b->lock);
-		ulp_spin_lock(&a->lock);
+		lock_y(&b->lock);
+		lock_y(&a->lock);
 	}
 }
 
@@ -195,7 +215,7 @@ static struct ulp_futex_bucket *lock_waiter(struct ulp_uthread *u)
 		b = __atomic_load_n(&u->fbucket, __ATOMIC_ACQUIRE);
 		if (!b)
 			return NULL;
-		ulp_spin_lock(&b->lock);
+		lock_y(&b->lock);
 		if (u->fbucket == b && u->fqueued)
 			return b;
 		ulp_spin_unlock(&b->lock);
@@ -243,12 +263,10 @@ static void fire(struct timer_svc *s, struct ulp_uthread *u, uint64_t now)
 		} else if (__atomic_load_n((uint32_t *)u->fkey, __ATOMIC_RELAXED) != u->fval) {
 			wake_waiter(b, u, 0);
 		} else {
-			u->poll_step =
-			    u->poll_step && u->poll_step < POLL_NS / 2 ? u->poll_step * 2 : POLL_NS;
-			u->deadline = now + u->poll_step;
+			u->deadline = now + POLL_NS;
 			if (u->user_deadline && u->user_deadline < u->deadline)
 				u->deadline = u->user_deadline;
-			ulp_spin_lock(&s->lock);
+			lock_y(&s->lock);
 			svc_insert(s, u);
 			ulp_spin_unlock(&s->lock);
 			ulp_spin_unlock(&b->lock);
@@ -269,14 +287,11 @@ static int timer_main(void *arg)
 	/* No runtime worker, no libc: no self pointer, no TLS, and no signal meant for the
 	 * process lands here. */
 	sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, 0, 8, 0, 0);
-	/* its sleeps end at the deadline, not up to 50 us later (the default timer slack):
-	 * POLL_MIN_NS is less than that */
-	sys(SYS_prctl, PR_SET_TIMERSLACK, 1, 0, 0, 0, 0);
 	ulp_arch_self_set(NULL);
 	ulp_arch_tls_set(0);
 	for (;;) {
 		due = NULL;
-		ulp_spin_lock(&s->lock);
+		lock_y(&s->lock);
 		seq = atomic_load(&s->seq);
 		now = now_ns(CLOCK_MONOTONIC);
 		while (s->list && s->list->deadline <= now) {
@@ -385,6 +400,7 @@ static long futex_wait(struct ulp_uthread *self, uintptr_t addr, uint32_t val, u
 	struct ulp_futex_bucket *b = bucket_of(addr);
 	struct timer_svc *s = NULL;
 	volatile uint32_t probe;
+	unsigned n;
 	int result;
 
 	if (!bits)
@@ -398,7 +414,7 @@ static long futex_wait(struct ulp_uthread *self, uintptr_t addr, uint32_t val, u
 		if (!s)
 			return -ENOMEM;
 	}
-	ulp_spin_lock(&b->lock);
+	lock_y(&b->lock);
 	if (__atomic_load_n((uint32_t *)addr, __ATOMIC_SEQ_CST) != val) {
 		ulp_spin_unlock(&b->lock);
 		return -EAGAIN;
@@ -431,13 +447,11 @@ static long futex_wait(struct ulp_uthread *self, uintptr_t addr, uint32_t val, u
 		self->user_deadline = deadline;
 		self->deadline = deadline;
 		if (shared) {
-			uint64_t poll = now_ns(CLOCK_MONOTONIC) + POLL_MIN_NS;
-
-			self->poll_step = POLL_MIN_NS;
+			uint64_t poll = now_ns(CLOCK_MONOTONIC) + POLL_NS;
 			if (!deadline || poll < deadline)
 				self->deadline = poll;
 		}
-		ulp_spin_lock(&s->lock);
+		lock_y(&s->lock);
 		svc_insert(s, self);
 		ulp_spin_unlock(&s->lock);
 		svc_kick(s); /* it may sleep until a later deadline */
@@ -445,12 +459,13 @@ static long futex_wait(struct ulp_uthread *self, uintptr_t addr, uint32_t val, u
 	ulp_task_suspend(self->t, ulp_after_unlock, &b->lock);
 	result = self->fresult;
 	if (s) {
-		ulp_spin_lock(&s->lock);
+		lock_y(&s->lock);
 		if (self->tqueued)
 			svc_remove(s, self);
 		ulp_spin_unlock(&s->lock);
+		n = 0;
 		while (__atomic_load_n(&self->tref, __ATOMIC_ACQUIRE))
-			ulp_arch_relax();
+			spin_or_yield(&n);
 	}
 	return result;
 }
@@ -465,7 +480,7 @@ static int futex_wake(uintptr_t addr, int n, uint32_t bits, int shared)
 		return -EINVAL;
 	if (n <= 0)
 		return 0;
-	ulp_spin_lock(&b->lock);
+	lock_y(&b->lock);
 	if (b->head)
 		k = take(b, addr, n, bits, &woken);
 	ulp_spin_unlock(&b->lock);

@@ -52,7 +52,6 @@ struct ulp_uthread {
 	struct ulp_uthread *tnext;
 	uint64_t deadline;	/* when the timer thread looks at it next (monotonic ns) */
 	uint64_t user_deadline; /* the caller's own (0: none) */
-	uint64_t poll_step;	/* a shared waiter: the timer's next look is this far off */
 	int tqueued;
 	_Atomic int tref; /* the timer thread is looking at it: do not return yet */
 	void *tsvc;
