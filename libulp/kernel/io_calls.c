@@ -590,16 +590,19 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 			native = 1;
 			continue;
 		}
-		if (waited < 2) {
+		if (!waited) {
 			/* Made non-blocking by the program: the kernel's answer (the call itself
 			 * where the driver refused RWF_NOWAIT). Read only now: a call that goes
 			 * through needs neither this nor the timeout. */
-			if (!waited && fd_nonblock(c->fd))
+			if (fd_nonblock(c->fd))
 				return done ? done : nowait ? r : rw_try(c, 0);
-			/* the other ULPs' turn first; the socket timeout counts from after it, as
-			 * for a read (read_ring) */
-			if (!waited++ && yield_before_park())
+			waited = 1;
+			if (yield_before_park()) /* the other ULPs' turn first */
 				continue;
+		}
+		/* The first park: the socket timeout counts from here, after the turn, as for a
+		 * read (read_ring). */
+		if (waited == 1) {
 			waited = 2;
 			deadline = no_sock ? 0 : sock_deadline(c->fd, ev, &word);
 			ulp_io_wait_init(io, &wt, cb, 1);
