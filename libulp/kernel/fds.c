@@ -36,10 +36,14 @@
  * forget advances, and what the I/O calls learnt about the open file there (ULP_FD_NO_NOWAIT: it
  * refused RWF_NOWAIT, so its next read or write skips that try, and ULP_FD_POLLS when it is a
  * FIFO or a socket, whose reads are the ring's; ULP_FD_NOT_SOCK: it has no
- * socket timeout to read: io_calls.c). A note is made only onto the word read before the call
- * that learnt it (compare-and-swap), so a note about one file is never taken for the next one
- * at its number, as long as that one came through the trap: once a ULP of the task makes an
- * io_uring of its own (whose closes and opens do not), no note is trusted (notes_off).
+ * socket timeout to read; ULP_FD_FIFO_READ: a FIFO's read end, which its open's access mode
+ * makes for the open file's life; ULP_FD_WAITED: its last read was answered in a turn of the
+ * worker's other ULPs, a hint that may be wrong: io_calls.c). The generation has 7 bits: a word
+ * read before a call and taken for the same after it would need 128 records and forgets of that
+ * number in between. A note is made only onto the word read before the call that learnt it
+ * (compare-and-swap), so a note about one file is never taken for the next one at its number, as
+ * long as that one came through the trap: once a ULP of the task makes an io_uring of its own
+ * (whose closes and opens do not), no note is trusted (notes_off).
  */
 #include "io.h"
 #include "syscall.h"
@@ -61,7 +65,7 @@
 /* A word: owner (pvid + 1; 0: nobody), generation, notes (io.h's ULP_FD_*: the top bits). */
 #define FD_OWNER 0x000fffff
 #define FD_GEN_ONE 0x00100000
-#define FD_GEN 0x1ff00000
+#define FD_GEN 0x07f00000
 
 static long sys(long nr, long a, long b, long c, long d, long e, long f)
 {
@@ -649,6 +653,16 @@ void ulp_fd_note(long fd, uint32_t *word, uint32_t note)
 
 	if (w && atomic_compare_exchange_strong(w, &o, (int32_t)(*word | note)))
 		*word |= note;
+}
+
+void ulp_fd_unnote(long fd, uint32_t *word, uint32_t note)
+{
+	struct ulp_fd_table *t;
+	_Atomic int32_t *w = *word ? slot(fd, &t) : NULL;
+	int32_t o = (int32_t)*word;
+
+	if (w && atomic_compare_exchange_strong(w, &o, (int32_t)(*word & ~note)))
+		*word &= ~note;
 }
 
 void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec)

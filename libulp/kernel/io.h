@@ -36,6 +36,7 @@ struct ulp_io_worker {
 	struct ulp_task *tick_task; /* what ran at the last tick, and its switch count */
 	uint64_t tick_switches;
 	unsigned yield_streak; /* yields in a row with nothing else ready (yield policy) */
+	uint32_t preempts;     /* tasks its tick switched out (io_calls.c's turn_first) */
 	uint64_t cpu_seen;     /* the worker thread's CPU time at the last tick (accounting) */
 	unsigned period_us;    /* the tick's period now: ulp_quantum_us, or ulp_spin_quantum_us */
 	/* 1 while its tick runs at the long period: every live task of the instance runs, none
@@ -196,6 +197,11 @@ int ulp_fd_owner(long fd);
  * has another), and then into *word too. */
 uint32_t ulp_fd_word(long fd);
 void ulp_fd_note(long fd, uint32_t *word, uint32_t note);
+/* The same, taking the note away (where it is still *word) */
+void ulp_fd_unnote(long fd, uint32_t *word, uint32_t note);
+#define ULP_FD_WORD_ID 0x07ffffffu   /* a word's owner and generation, without the notes */
+#define ULP_FD_WAITED 0x08000000u    /* its last read was answered in a turn (io_calls.c) */
+#define ULP_FD_FIFO_READ 0x10000000u /* a FIFO's read end, open for reading alone */
 #define ULP_FD_POLLS 0x20000000u     /* ... and is a FIFO or a socket (fstat) */
 #define ULP_FD_NO_NOWAIT 0x40000000u /* the file refused RWF_NOWAIT */
 #define ULP_FD_NOT_SOCK 0x80000000u  /* getsockopt said ENOTSOCK */

@@ -150,6 +150,46 @@ static int yield_before_park(void)
 	return ulp_worker_has_ready(w) && ulp_task_yield(w->cur);
 }
 
+/*
+ * A blocking read whose last read of the same descriptor went through only after such a turn
+ * (ULP_FD_WAITED: a partner on this worker answered in it) takes the turn before its first try.
+ * In a ping-pong the partner answers there again, so the try reads at once: no "would block"
+ * try, no look at O_NONBLOCK (a FIFO's read is one vmsplice instead of fcntl and two). As with
+ * yield_before_park, nothing is due earlier than in the kernel: a process may lose its CPU just
+ * before a call. The hint goes when it misled: the try after the turn found nothing anyway (the
+ * partner is elsewhere), or a ULP that computes ran in the turn (a tick switched a task out
+ * here: a reader kept fed by a process must not wait a quantum at each read). 1: other ULPs
+ * ran (a "would block" after it parks at once).
+ */
+static int turn_first(int fd, uint32_t *word)
+{
+	struct ulp_worker *w = ulp_worker_self();
+	struct ulp_io_worker *iw;
+	uint32_t seen;
+
+	if (!(*word & ULP_FD_WAITED) || !w || !w->cur || !(iw = ulp_io_worker(w)))
+		return 0;
+	ulp_io_poll(w);
+	if (!ulp_worker_has_ready(w))
+		return 0;
+	seen = iw->preempts;
+	if (!ulp_task_yield(w->cur))
+		return 0;
+	if (ulp_worker_self() != w || iw->preempts != seen)
+		ulp_fd_unnote(fd, word, ULP_FD_WAITED);
+	return 1;
+}
+
+/* What the try after a turn (turned: 1 turn_first's, 2 yield_before_park's) says of the hint:
+ * data after the partner's turn sets it, nothing after turn_first's takes it away. */
+static void turn_learnt(int fd, uint32_t *word, int turned, long r)
+{
+	if (turned == 2 && r >= 0 && !(*word & ULP_FD_WAITED))
+		ulp_fd_note(fd, word, ULP_FD_WAITED);
+	else if (turned == 1 && r == -EAGAIN && (*word & ULP_FD_WAITED))
+		ulp_fd_unnote(fd, word, ULP_FD_WAITED);
+}
+
 /* ---- read and write family ---- */
 
 struct rw {
@@ -417,27 +457,41 @@ static long fifo_try(const struct rw *c)
 /*
  * The read of a FIFO, which refuses RWF_NOWAIT: tried without blocking (fifo_try); when there is
  * nothing to read, the ULP parks on a poll of the FIFO (which its end, POLLHUP, ends too) and
- * tries again. Not the ring's read (read_parked), which held the FIFO end open after the ULP's
- * close: io_uring retries a file without RWF_NOWAIT by poll only while it polls POLLIN, and a
- * FIFO at its end polls POLLHUP alone, so the read ended in an io-wq thread, whose request, with
- * its reference to the open file, is freed in the task work of the worker that submitted it.
- * While that worker waited in the vfork clone of a posix_spawn (no task work runs there), a
- * writer's open paired with the closed end and its byte went nowhere: a FIFO pair beside a
- * spawning ULP waited for each other for ever (docs/syscalls.md, "Calls that park the ULP"). A
- * poll's request is freed where its completion is posted. nonblock: O_NONBLOCK is set.
+ * tries again. O_NONBLOCK (nonblock, -1: not known yet) is looked at only when the try finds
+ * nothing: a read that goes through is the same either way. Not the ring's read (read_parked),
+ * which held the FIFO end open after the ULP's close: io_uring retries a file without RWF_NOWAIT by
+ * poll only while it polls POLLIN, and a FIFO at its end polls POLLHUP alone, so the read ended in
+ * an io-wq thread, whose request, with its reference to the open file, is freed in the task work of
+ * the worker that submitted it. While that worker waited in the vfork clone of a posix_spawn (no
+ * task work runs there), a writer's open paired with the closed end and its byte went nowhere: a
+ * FIFO pair beside a spawning ULP waited for each other for ever (docs/syscalls.md, "Calls that
+ * park the ULP"). A poll's request is freed where its completion is posted.
  */
-static long read_fifo(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c, int nonblock)
+static long read_fifo(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c, uint32_t *word,
+		      int nonblock)
 {
 	struct ulp_io_wait wt;
-	int yielded = 0;
-	long r;
+	int turned = turn_first(c->fd, word);
+	long r, fl;
 
 	for (;;) {
 		r = fifo_try(c);
-		if (r != -EAGAIN || nonblock)
+		turn_learnt(c->fd, word, turned, r);
+		if (r != -EAGAIN)
 			return r;
-		if (!yielded && (yielded = yield_before_park()))
+		if (nonblock < 0) {
+			fl = sys(SYS_fcntl, c->fd, F_GETFL, 0, 0, 0, 0);
+			if (fl < 0)
+				return fl;
+			nonblock = (fl & O_NONBLOCK) != 0;
+		}
+		if (nonblock)
+			return r;
+		if (!turned && yield_before_park()) {
+			turned = 2;
 			continue;
+		}
+		turned = 3; /* parked: what the next try says teaches nothing */
 		ulp_io_wait_init(io, &wt, cb, 1);
 		r = park_fd(io, &wt, cb, c->fd, POLLIN, 0);
 		if (r)
@@ -465,12 +519,20 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	int noted = (*word & ULP_FD_NO_NOWAIT) != 0, polls = (*word & ULP_FD_POLLS) != 0;
 	/* What refused RWF_NOWAIT is no socket where sockets take it: no SO_RCVTIMEO to read. */
 	int no_sock = (*word & ULP_FD_NOT_SOCK) || (noted && ulp_io_sock_rwf_nowait);
-	long r = noted || !ulp_io_rwf_nowait ? -EOPNOTSUPP : rw_try(c, 1);
-	int tried = r == -EAGAIN; /* the try said "would block" (not refused, not skipped) */
-	/* refused, not skipped: a FIFO that may be read by fifo_try */
-	int refused = noted || (r == -EOPNOTSUPP && ulp_io_rwf_nowait);
-	long fl;
+	int tried, refused, turned = 0;
+	long r = -EOPNOTSUPP, fl;
 	unsigned type;
+
+	if ((*word & ULP_FD_FIFO_READ) && c->off < 0) /* a FIFO's read end, known: fifo_try */
+		return read_fifo(io, cb, c, word, -1);
+	if (!noted && ulp_io_rwf_nowait) {
+		turned = turn_first(c->fd, word);
+		r = rw_try(c, 1);
+		turn_learnt(c->fd, word, turned, r);
+	}
+	tried = r == -EAGAIN; /* the try said "would block" (not refused, not skipped) */
+	/* refused, not skipped: a FIFO that may be read by fifo_try */
+	refused = noted || (r == -EOPNOTSUPP && ulp_io_rwf_nowait);
 
 	if (r > 0) /* maybe short where a process's read is not (read_rest) */
 		return read_rest(c, r);
@@ -508,15 +570,20 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	 * regular file, whose O_NONBLOCK means nothing (it waits for the disk in a process). */
 	fl = sys(SYS_fcntl, c->fd, F_GETFL, 0, 0, 0, 0);
 	if (refused && polls && c->off < 0 && fl >= 0 && (fl & O_ACCMODE) == O_RDONLY &&
-	    (r = read_fifo(io, cb, c, (fl & O_NONBLOCK) != 0)) != -EBADF)
-		return r; /* a FIFO's read end (vmsplice says EBADF for what is no pipe) */
+	    (r = read_fifo(io, cb, c, word, (fl & O_NONBLOCK) != 0)) != -EBADF) {
+		/* a FIFO's read end (vmsplice says EBADF for what is no pipe): its next reads
+		 * go to read_fifo at once, its access mode being the open file's for good */
+		ulp_fd_note(c->fd, word, ULP_FD_FIFO_READ);
+		return r;
+	}
 	if (fl >= 0 && (fl & O_NONBLOCK))
 		return !tried || is_regular(c->fd) ? rw_try(c, 0) : -EAGAIN;
 	/* The socket timeout is asked after the other ULPs' turn (no getsockopt when the second
 	 * try goes through), so it counts from there: as for a process that lost its CPU just
 	 * before the call, the wait is never shorter than the timeout. */
-	if (tried && yield_before_park()) {
+	if (tried && !turned && yield_before_park()) {
 		r = rw_try(c, 1);
+		turn_learnt(c->fd, word, 2, r);
 		if (r != -EAGAIN)
 			return r > 0 ? read_rest(c, r) : r;
 	}

@@ -393,6 +393,7 @@ static void tick_run(struct ulp_worker *w, siginfo_t *si, void *ucv)
 	/* What runs next is likely a spinner too when this one is (ranks waiting in turn). */
 	if (spinner)
 		set_period(iw, ulp_spin_quantum_us);
+	iw->preempts++;
 	if (!ulp_task_yield(t)) {
 		set_period(iw, ulp_quantum_us); /* nothing else to run here */
 		return;

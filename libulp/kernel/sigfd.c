@@ -37,14 +37,13 @@
 #define RWF_NOWAIT 0x00000008
 #endif
 #define MAX_SIGFD 256
-#define WORD_ID 0x1fffffffu /* a word's owner and generation, without the notes (io.h) */
 
 struct sigfd {
 	_Atomic int pvid1; /* pvid + 1; 0: free, -1: being filled */
 	uint32_t gen;	   /* ulp_sig_gen of the ULP then */
 	int tgid;	   /* the task whose descriptor it is */
 	int fd;
-	uint32_t word; /* the descriptor's ownership word then, WORD_ID bits (0: none kept) */
+	uint32_t word; /* the descriptor's ownership word then, its ULP_FD_WORD_ID bits */
 	_Atomic uint64_t mask;
 };
 
@@ -65,7 +64,7 @@ static int stale(struct sigfd *f, int p1)
 /* Whether slot f, of pvid's, is still the descriptor it was made as (called in its task). */
 static int same_file(const struct sigfd *f)
 {
-	uint32_t w = ulp_fd_word(f->fd) & WORD_ID;
+	uint32_t w = ulp_fd_word(f->fd) & ULP_FD_WORD_ID;
 
 	return f->word ? w == f->word : ulp_fd_owner(f->fd) != 0;
 }
@@ -195,7 +194,7 @@ long ulp_sys_signalfd(struct ulp_cb *cb, struct ulp_sys *s)
 	f->fd = (int)r;
 	f->gen = ulp_sig_gen(cb->pvid);
 	f->tgid = tgid;
-	f->word = ulp_fd_word(r) & WORD_ID;
+	f->word = ulp_fd_word(r) & ULP_FD_WORD_ID;
 	atomic_store(&f->mask, m);
 	atomic_store(&f->pvid1, cb->pvid + 1);
 	sync_ready(cb, f);
