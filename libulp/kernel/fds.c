@@ -101,6 +101,17 @@ static int32_t next_gen(int32_t o)
 	return (int32_t)(((uint32_t)o + FD_GEN_ONE) & FD_GEN);
 }
 
+/* Word w of the table changed: what fifo_pass.c learnt of the file at its number goes too (it
+ * checks the word's owner and generation, whose 7 bits come back after 128 changes). */
+static void changed(_Atomic int32_t *w)
+{
+	struct ulp_fd_table *t = ulp_io_fd_table();
+	_Atomic int32_t *own = t ? atomic_load_explicit(&t->owner, memory_order_relaxed) : NULL;
+
+	if (own && w >= own && w < own + FD_LIMIT)
+		ulp_fifo_forget((int)(w - own));
+}
+
 /* The next generation of *w with owner (0: forgotten) and no notes. */
 static void set_word(_Atomic int32_t *w, int32_t owner)
 {
@@ -109,6 +120,7 @@ static void set_word(_Atomic int32_t *w, int32_t owner)
 	while (!atomic_compare_exchange_weak_explicit(w, &o, next_gen(o) | owner,
 						      memory_order_relaxed, memory_order_relaxed))
 		;
+	changed(w);
 }
 
 /* Forget fd if cb owns it; whether it did. */
@@ -118,8 +130,10 @@ static int forget_own(_Atomic int32_t *w, int32_t me)
 
 	while ((o & FD_OWNER) == me)
 		if (atomic_compare_exchange_weak_explicit(w, &o, next_gen(o), memory_order_relaxed,
-							  memory_order_relaxed))
+							  memory_order_relaxed)) {
+			changed(w);
 			return 1;
+		}
 	return 0;
 }
 

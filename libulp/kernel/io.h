@@ -114,6 +114,8 @@ struct ulp_fd_table {
 	_Atomic(struct ulp_fd_forks *) forks;
 	/* The ULPs' private opens of the files they lock (sys_lock.c); mapped at the first. */
 	_Atomic(struct ulp_locks *) locks;
+	/* FIFO bytes passed between ULPs (fifo_pass.c); mapped at the first use. */
+	_Atomic(struct ulp_fifo_pass *) pass;
 };
 struct ulp_fd_table *ulp_io_fd_table(void);
 /* Descriptor ownership (fds.c). own: fd was made by cb's call (0-2 and fds past the table are
@@ -205,6 +207,19 @@ void ulp_fd_unnote(long fd, uint32_t *word, uint32_t note);
 #define ULP_FD_POLLS 0x20000000u     /* ... and is a FIFO or a socket (fstat) */
 #define ULP_FD_NO_NOWAIT 0x40000000u /* the file refused RWF_NOWAIT */
 #define ULP_FD_NOT_SOCK 0x80000000u  /* getsockopt said ENOTSOCK */
+/* A FIFO's bytes passed from a writing ULP to a reading ULP of the task without the kernel
+ * (fifo_pass.c). offer: the reader of fd (word: its table word) offers buf while other ULPs run
+ * (NULL: no offer: not a FIFO's read end, no word, a fork child); withdraw: after that turn,
+ * -EAGAIN when nothing was passed, else the read's result. give: a blocking write of buf to fd:
+ * -EAGAIN when it passed nothing (the write is made as usual), else its result. copy_fault:
+ * from the fault handler, 1 when the fault was a pass's copy, which then returns -EFAULT. */
+struct ulp_fifo_offer;
+struct ulp_fifo_offer *ulp_fifo_offer(int fd, uint32_t word, void *buf, size_t len);
+long ulp_fifo_withdraw(struct ulp_fifo_offer *o);
+long ulp_fifo_give(int fd, uint32_t word, const void *buf, size_t n);
+int ulp_fifo_copy_fault(void *uc);
+/* fds.c: the table's word for fd changed (a record, a forget): what was learnt of it goes */
+void ulp_fifo_forget(int fd);
 /* Close (cloexec: mark close-on-exec) the descriptors in [lo, hi] that cb made. */
 void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec);
 struct msghdr;

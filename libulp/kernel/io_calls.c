@@ -467,13 +467,43 @@ static long fifo_try(const struct rw *c)
  * FIFO pair beside a spawning ULP waited for each other for ever (docs/syscalls.md, "Calls that
  * park the ULP"). A poll's request is freed where its completion is posted.
  */
+/*
+ * A FIFO reader's turn (kind 1: turn_first's, 2: yield_before_park's), its buffer offered to the
+ * task's writers meanwhile (fifo_pass.c): a partner that writes in the turn puts its bytes there
+ * with no system call of the reader's and one of its own. *turned: kind when other ULPs ran, else
+ * 0. The read's result when bytes were passed, else -EAGAIN.
+ */
+static long fifo_turn(const struct rw *c, uint32_t *word, int kind, int *turned)
+{
+	struct ulp_fifo_offer *o = NULL;
+	long r;
+
+	if (c->cnt == 1)
+		o = ulp_fifo_offer(c->fd, *word, c->iov->iov_base, c->iov->iov_len);
+	if (kind == 1)
+		*turned = turn_first(c->fd, word);
+	else
+		*turned = yield_before_park() ? 2 : 0;
+	if (!o)
+		return -EAGAIN;
+	r = ulp_fifo_withdraw(o);
+	if (r != -EAGAIN)
+		turn_learnt(c->fd, word, *turned, r);
+	return r;
+}
+
 static long read_fifo(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c, uint32_t *word,
 		      int nonblock)
 {
 	struct ulp_io_wait wt;
-	int turned = turn_first(c->fd, word);
+	int turned = 0;
 	long r, fl;
 
+	if (*word & ULP_FD_WAITED) {
+		r = fifo_turn(c, word, 1, &turned);
+		if (r != -EAGAIN)
+			return r;
+	}
 	for (;;) {
 		r = fifo_try(c);
 		turn_learnt(c->fd, word, turned, r);
@@ -487,9 +517,12 @@ static long read_fifo(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c, 
 		}
 		if (nonblock)
 			return r;
-		if (!turned && yield_before_park()) {
-			turned = 2;
-			continue;
+		if (!turned) {
+			r = fifo_turn(c, word, 2, &turned);
+			if (r != -EAGAIN)
+				return r;
+			if (turned)
+				continue;
 		}
 		turned = 3; /* parked: what the next try says teaches nothing */
 		ulp_io_wait_init(io, &wt, cb, 1);
@@ -615,6 +648,12 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 
 	if (!io)
 		return rw_try(c, 0);
+	/* A FIFO's (it refused RWF_NOWAIT): maybe straight into a reader's buffer (fifo_pass.c) */
+	if (rw && ev == POLLOUT && c->off < 0 && c->cnt == 1 && (word & ULP_FD_NO_NOWAIT)) {
+		r = ulp_fifo_give(c->fd, word, c->iov->iov_base, c->iov->iov_len);
+		if (r != -EAGAIN)
+			return r;
+	}
 	if (rw && ev == POLLIN && ulp_io_ring_rw) {
 		r = read_ring(io, cb, c, &word);
 		if (r != -EOPNOTSUPP)

@@ -244,6 +244,9 @@ static void fault_handler(int sig, siginfo_t *si, void *ucv)
 	 * that thread meets the fault itself if it is still there */
 	if (ulp_spin_probe_fault(ucv))
 		return;
+	/* A FIFO pass's copy (fifo_pass.c) met a program's bad buffer: it says EFAULT */
+	if (ulp_fifo_copy_fault(ucv))
+		return;
 	if (cb && cb->magic == ULP_CB_MAGIC) {
 		/* The ULP's own handler, if it has one (a handler that returns retries the
 		 * faulting instruction, as in a process). */

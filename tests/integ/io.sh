@@ -53,23 +53,59 @@ done
 # so the 2000 round trips arm (nearly) no poll; each did before (one io_uring_enter per read).
 # And a read whose last one was answered so lets the partner run before it tries (turn_first):
 # no look at O_NONBLOCK then, which is asked only of a read that finds nothing (one fcntl per
-# read before, 4000). strace counts the calls (a count, not a time).
+# read before, 4000). A FIFO's bytes go from the writer into the waiting reader's buffer with no
+# write of its own (fifo_pass.c: one FIONREAD; 4000 writes before). strace counts the calls (a
+# count, not a time).
 if command -v strace >/dev/null && strace -f -qq -o /dev/null true 2>/dev/null; then
 	for pair in fifo tcp; do
 		port=$((port + 1))
 		if [ $pair = fifo ]; then a1="fifo ping $T/a $T/b 2000" a2="fifo pong $T/a $T/b 2000"
 		else a1="tcp server $T/port.$port 2000" a2="tcp client $T/port.$port 2000"; fi
 		# shellcheck disable=SC2086 # the programs' arguments: words
-		if expect "$pair ring" 0 strace -f -qq -c -e trace=io_uring_enter,fcntl -o "$T/st" \
+		if expect "$pair ring" 0 strace -f -qq -c -e trace=io_uring_enter,fcntl,write -o "$T/st" \
 			"$X" -w 1 $P $a1 : $P $a2 && [ "$(lines "$pair ok 2000")" = 2 ]; then
 			n=$(awk '$NF == "io_uring_enter" { print $4 }' "$T/st")
 			f=$(awk '$NF == "fcntl" { print $4 }' "$T/st")
-			if [ "${n:-0}" -lt 200 ] && [ "${f:-0}" -lt 200 ]; then
-				ok "a $pair ping-pong of two ULPs on one worker: ${n:-0} ring entries, ${f:-0} fcntl in 2000 round trips"
-			else no "a $pair ping-pong of two ULPs on one worker: ${n:-0} ring entries, ${f:-0} fcntl in 2000 round trips"; fi
+			w=$(awk '$NF == "write" { print $4 }' "$T/st")
+			[ $pair = tcp ] && w=0 # TCP's go through the kernel (pwritev2)
+			c="${n:-0} ring entries, ${f:-0} fcntl, ${w:-0} write in 2000 round trips"
+			if [ "${n:-0}" -lt 200 ] && [ "${f:-0}" -lt 200 ] && [ "${w:-0}" -lt 200 ]; then
+				ok "a $pair ping-pong of two ULPs on one worker: $c"
+			else no "a $pair ping-pong of two ULPs on one worker: $c"; fi
 		else no "a $pair ping-pong of two ULPs on one worker under strace"; fi
 	done
 else skip "ring entries of a ping-pong: no working strace"; fi
+
+# A FIFO's bytes passed between ULPs (fifo_pass.c) are what the kernel would give: a read into a
+# PROT_NONE page says EFAULT and loses nothing, a write from one says EFAULT and writes nothing
+# (the pass's copy faults: the fault handler ends the copy, not the ULP); and with writers of
+# one FIFO among ULPs and a process, each writer's records arrive whole and in order.
+for wk in 1 2; do
+	if expect fifofault 0 "$X" -w $wk $P fifofault r "$T/a" "$T/b" : $P fifofault w "$T/a" "$T/b" &&
+		[ "$(lines '^fifofault ok')" = 2 ]; then
+		ok "FIFO bytes between ULPs: EFAULT of a bad buffer on either side, nothing lost (-w $wk)"
+	else no "FIFO bytes between ULPs: EFAULT of a bad buffer on either side, nothing lost (-w $wk)"; fi
+	$P fifomix w "$T/a" 3 20000 >"$T/mixw" 2>&1 &
+	mixw=$!
+	if expect fifomix 0 "$X" -w $wk $P fifomix r "$T/a" 20000 3 : $P fifomix w "$T/a" 1 20000 : \
+		$P fifomix w "$T/a" 2 20000 && [ "$(lines '^fifomix read 60000$')" = 1 ] &&
+		wait $mixw && grep -q '^fifomix wrote 20000$' "$T/mixw"; then
+		ok "one FIFO, two ULP writers and a process, one ULP reader: records whole, in order (-w $wk)"
+	else
+		cat "$T/mixw" >>"$T/out"
+		no "one FIFO, two ULP writers and a process, one ULP reader: records whole, in order (-w $wk)"
+	fi
+	kill $mixw 2>/dev/null
+	wait $mixw 2>/dev/null
+done
+
+# What a pass learnt of a descriptor (its FIFO) goes when the number's record changes: after 128
+# changes, whose 7-bit generation comes back to the same word, the FIFO now at that number is
+# learnt anew (a write of B reached A's reader, "aaaab", when it was kept).
+if expect fifowrap 0 "$X" -w 1 $P fifowrap ra "$T/a" : $P fifowrap rb "$T/b" : \
+	$P fifowrap w "$T/a" "$T/b" && [ "$(lines '^fifowrap ok')" = 3 ]; then
+	ok "a FIFO pass after the writer's descriptor number came back to the same record word"
+else no "a FIFO pass after the writer's descriptor number came back to the same record word"; fi
 
 # A blocking write of more than a FIFO holds returns only once all is written, as a process's
 # does (it returned 65536 of 1,000,000 before), and does not block the worker that also runs the

@@ -28,6 +28,20 @@
  *                               SO_RCVTIMEO of a socket dup2'ed over a FIFO); O_NONBLOCK pipes
  *                               and FIFOs give EAGAIN
  *   nonblock                    copy stdin to stdout; O_NONBLOCK of fds 0 and 1 must not change
+ *   fifofault r|w F1 F2         a reader (r: opens F1 to read, F2 to write) and a writer of F1:
+ *                               a read into a PROT_NONE page says EFAULT and loses nothing (the
+ *                               next read gets the bytes), a write from one says EFAULT and
+ *                               writes nothing (the next read gets the next write's bytes),
+ *                               then 1000 round trips; F2 carries the reader's answers
+ *   fifomix r FIFO N W | w FIFO ID N   W writers (ULPs and processes) of N records each of one
+ *                               FIFO, ID 1..W, and one reader: each writer's records arrive
+ *                               whole and in order ("fifomix read W*N"); no end of file is
+ *                               waited for (the reader holds a write end)
+ *   fifowrap ra A | rb B | w A B   a writer of FIFO A (4 one-byte writes, a yield after each)
+ *                               closes it, opens and closes /dev/null at its number 63 times
+ *                               and opens FIFO B there (128 changes of the number's record: its
+ *                               generation comes back), then writes B a byte; each reader must
+ *                               read its own FIFO's bytes alone ("aaaa", "b") to its end
  *   fifomany r FIFO | w FIFO N R readers of one FIFO and a writer of N records: each record
  *                               reaches one reader ("fifomany read COUNT SUM", "... wrote N");
  *                               each reader makes FIFO.rPID once it has opened, and the writer
@@ -52,7 +66,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -70,6 +86,15 @@ static void fail(const char *fmt, const char *what)
 	printf(" (errno %d: %s)\n", errno, strerror(errno));
 	fflush(stdout);
 	exit(1);
+}
+
+/* fail with a message of numbers */
+static void failn(const char *fmt, long a, long b, long c)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), fmt, a, b, c);
+	fail("%s", msg);
 }
 
 static double now(void)
@@ -317,6 +342,160 @@ static int readers_open(const char *path)
 		n += !strncmp(e->d_name, prefix, strlen(prefix));
 	closedir(d);
 	return n;
+}
+
+static int do_fifofault(char **av)
+{
+	int r = !strcmp(av[0], "r"), in, out, i;
+	char *bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long v;
+
+	if (bad == MAP_FAILED)
+		fail("%s", "mmap");
+	if (r) {
+		in = open(av[1], O_RDONLY);
+		out = open(av[2], O_WRONLY);
+	} else {
+		out = open(av[1], O_WRONLY);
+		in = open(av[2], O_RDONLY);
+	}
+	if (in < 0 || out < 0)
+		fail("%s", "open");
+	if (r) {
+		/* the writer's second write comes once this read waits, its buffer offered to the
+		 * writer (a descriptor's first write is never passed: it learns the FIFO) */
+		full_read(in, &v, sizeof(v));
+		full_write(out, &v, sizeof(v));
+		errno = 0;
+		if (read(in, bad, sizeof(v)) != -1 || errno != EFAULT)
+			failn("read into a PROT_NONE page: not EFAULT (errno %ld)", errno, 0, 0);
+		full_read(in, &v, sizeof(v));
+		if (v != 1)
+			failn("after EFAULT read %ld, not 1", v, 0, 0);
+		full_write(out, &v, sizeof(v));
+		full_read(in, &v, sizeof(v));
+		if (v != 2) /* the bad write's bytes must not be there */
+			failn("after EFAULT write read %ld, not 2", v, 0, 0);
+	} else {
+		v = 0;
+		full_write(out, &v, sizeof(v));
+		full_read(in, &v, sizeof(v));
+		v = 1;
+		full_write(out, &v, sizeof(v));
+		full_read(in, &v, sizeof(v));
+		errno = 0;
+		if (write(out, bad, sizeof(v)) != -1 || errno != EFAULT)
+			failn("write from a PROT_NONE page: not EFAULT (errno %ld)", errno, 0, 0);
+		v = 2;
+		full_write(out, &v, sizeof(v));
+	}
+	for (i = 0; i < 1000; i++) {
+		if (r) {
+			full_read(in, &v, sizeof(v));
+			if (v != 100 + i)
+				failn("round %ld read %ld", i, v, 0);
+			v++;
+			full_write(out, &v, sizeof(v));
+		} else {
+			v = 100 + i;
+			full_write(out, &v, sizeof(v));
+			full_read(in, &v, sizeof(v));
+			if (v != 101 + i)
+				failn("round %ld answer %ld", i, v, 0);
+		}
+	}
+	printf("fifofault ok %s\n", av[0]);
+	return 0;
+}
+
+static int do_fifomix(char **av)
+{
+	int r = !strcmp(av[0], "r"), fd = open(av[1], r ? O_RDONLY : O_WRONLY);
+	long rec[2], n, i, got = 0, *next;
+	int w;
+
+	if (fd < 0)
+		fail("open %s", av[1]);
+	if (!r) {
+		rec[0] = atol(av[2]);
+		n = atol(av[3]);
+		for (i = 0; i < n; i++) {
+			rec[1] = i;
+			full_write(fd, rec, sizeof(rec));
+			if (i % 64 == 0)
+				sched_yield();
+		}
+		printf("fifomix wrote %ld\n", n);
+		return 0;
+	}
+	n = atol(av[2]);
+	w = atoi(av[3]);
+	next = calloc((size_t)w + 1, sizeof(*next));
+	/* a writer of its own: no end of file before every writer opened, whatever their order */
+	if (!next || open(av[1], O_WRONLY | O_NONBLOCK) < 0)
+		fail("%s", "calloc or open");
+	while (got < n * w) {
+		ssize_t k = read(fd, rec, sizeof(rec));
+		if (k != (ssize_t)sizeof(rec))
+			failn("read %ld: a torn record", (long)k, 0, 0);
+		if (rec[0] < 1 || rec[0] > w || rec[1] != next[rec[0]])
+			failn("record %ld of writer %ld, expected %ld", rec[1], rec[0],
+			      rec[0] >= 1 && rec[0] <= w ? next[rec[0]] : -1L);
+		next[rec[0]]++;
+		got++;
+	}
+	if (got != n * w)
+		failn("%ld records, not %ld", got, n * w, 0);
+	printf("fifomix read %ld\n", got);
+	return 0;
+}
+
+static int do_fifowrap(char **av)
+{
+	char got[16], *bad;
+	size_t n = 0;
+	ssize_t k;
+	int fa, fd, i;
+
+	if (strcmp(av[0], "w") != 0) {
+		const char *want = !strcmp(av[0], "ra") ? "aaaa" : "b";
+
+		fd = open(av[1], O_RDONLY);
+		if (fd < 0)
+			fail("open %s", av[1]);
+		while (n < sizeof(got) - 1 && (k = read(fd, got + n, 1)) == 1)
+			n++;
+		got[n] = 0;
+		if (strcmp(got, want) != 0)
+			fail("read \"%s\"", got);
+		printf("fifowrap ok %s %s\n", av[0], got);
+		return 0;
+	}
+	fa = open(av[1], O_WRONLY);
+	if (fa < 0)
+		fail("open %s", av[1]);
+	for (i = 0; i < 4; i++) {
+		full_write(fa, "a", 1);
+		sched_yield();
+	}
+	close(fa);
+	for (i = 0; i < 63; i++) {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd != fa)
+			failn("/dev/null opened as %ld, not %ld", fd, fa, 0);
+		close(fd);
+	}
+	fd = open(av[2], O_RDWR); /* a FIFO opened so has a reader: no wait */
+	if (fd != fa)
+		failn("%ld, not %ld", fd, fa, 0);
+	/* a first write that writes nothing (EFAULT: B stays empty), then one byte */
+	bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = 0;
+	if (bad == MAP_FAILED || write(fd, bad, 1) != -1 || errno != EFAULT)
+		fail("%s", "a write from a PROT_NONE page: not EFAULT");
+	full_write(fd, "b", 1);
+	printf("fifowrap ok w\n");
+	return 0;
 }
 
 static int do_fifomany(char **av)
@@ -811,6 +990,12 @@ int main(int argc, char **argv)
 		return do_bulk(argv + 2);
 	if (!strcmp(mode, "fifomany") && argc >= 4)
 		return do_fifomany(argv + 2);
+	if (!strcmp(mode, "fifofault") && argc >= 5)
+		return do_fifofault(argv + 2);
+	if (!strcmp(mode, "fifowrap") && argc >= 4)
+		return do_fifowrap(argv + 2);
+	if (!strcmp(mode, "fifomix") && argc >= 6)
+		return do_fifomix(argv + 2);
 	if (!strcmp(mode, "tcpbulk") && argc >= 5)
 		return bulk(tcp_connection(argv + 2), strcmp(argv[2], "server") != 0,
 			    atol(argv[4]));
