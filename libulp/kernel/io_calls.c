@@ -455,19 +455,6 @@ static long fifo_try(const struct rw *c)
 }
 
 /*
- * The read of a FIFO, which refuses RWF_NOWAIT: tried without blocking (fifo_try); when there is
- * nothing to read, the ULP parks on a poll of the FIFO (which its end, POLLHUP, ends too) and
- * tries again. O_NONBLOCK (nonblock, -1: not known yet) is looked at only when the try finds
- * nothing: a read that goes through is the same either way. Not the ring's read (read_parked),
- * which held the FIFO end open after the ULP's close: io_uring retries a file without RWF_NOWAIT by
- * poll only while it polls POLLIN, and a FIFO at its end polls POLLHUP alone, so the read ended in
- * an io-wq thread, whose request, with its reference to the open file, is freed in the task work of
- * the worker that submitted it. While that worker waited in the vfork clone of a posix_spawn (no
- * task work runs there), a writer's open paired with the closed end and its byte went nowhere: a
- * FIFO pair beside a spawning ULP waited for each other for ever (docs/syscalls.md, "Calls that
- * park the ULP"). A poll's request is freed where its completion is posted.
- */
-/*
  * A FIFO reader's turn (kind 1: turn_first's, 2: yield_before_park's), its buffer offered to the
  * task's writers meanwhile (fifo_pass.c): a partner that writes in the turn puts its bytes there
  * with no system call of the reader's and one of its own. *turned: kind when other ULPs ran, else
@@ -492,6 +479,19 @@ static long fifo_turn(const struct rw *c, uint32_t *word, int kind, int *turned)
 	return r;
 }
 
+/*
+ * The read of a FIFO, which refuses RWF_NOWAIT: tried without blocking (fifo_try); when there is
+ * nothing to read, the ULP parks on a poll of the FIFO (which its end, POLLHUP, ends too) and
+ * tries again. O_NONBLOCK (nonblock, -1: not known yet) is looked at only when the try finds
+ * nothing: a read that goes through is the same either way. Not the ring's read (read_parked),
+ * which held the FIFO end open after the ULP's close: io_uring retries a file without RWF_NOWAIT by
+ * poll only while it polls POLLIN, and a FIFO at its end polls POLLHUP alone, so the read ended in
+ * an io-wq thread, whose request, with its reference to the open file, is freed in the task work of
+ * the worker that submitted it. While that worker waited in the vfork clone of a posix_spawn (no
+ * task work runs there), a writer's open paired with the closed end and its byte went nowhere: a
+ * FIFO pair beside a spawning ULP waited for each other for ever (docs/syscalls.md, "Calls that
+ * park the ULP"). A poll's request is freed where its completion is posted.
+ */
 static long read_fifo(struct ulp_io *io, struct ulp_cb *cb, const struct rw *c, uint32_t *word,
 		      int nonblock)
 {
