@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A FIFO's bytes passed from a writing ULP to a reading ULP of the same task without the kernel.
+ * A FIFO's (or a pipe's) bytes passed from a writing ULP to a reading ULP of the same task without
+ * the kernel.
  *
- * Two ULPs of one task that talk through a FIFO share the address space: when the reader waits
- * in its turn (io_calls.c: a blocking read of a FIFO lets the worker's ready ULPs run before it
- * tries, or before it parks) it offers its buffer here, and a writer of the same FIFO (the same
- * inode: one pipe while both ends are open) copies its bytes into that buffer and ends both
- * calls, where the kernel would take two system calls and a poll. The write stays what a process
+ * Two ULPs (or threads of one) of a task that talk through a FIFO or a pipe share the address
+ * space: when the reader waits in its turn (io_calls.c: a blocking read that found nothing, or
+ * whose last one was answered in a turn, lets the worker's ready ULPs run before it tries again,
+ * or before it parks) it offers its buffer here, and a writer of the same pipe (the same inode:
+ * one pipe while both ends are open) copies its bytes into that buffer and ends both calls,
+ * where the kernel would take two system calls and a poll. The write stays what a process
  * sees only if no byte is waiting in the pipe before it (FIONREAD says 0, asked while the writer
  * holds the reader's offer, so the read stays under way: else the reader must get those bytes
  * first), so the pass happens at that instant: the pipe is empty and the reader's read is under

@@ -465,7 +465,7 @@ static long fifo_turn(const struct rw *c, uint32_t *word, int kind, int *turned)
 	struct ulp_fifo_offer *o = NULL;
 	long r;
 
-	if (c->cnt == 1)
+	if (c->cnt == 1 && c->off < 0)
 		o = ulp_fifo_offer(c->fd, *word, c->iov->iov_base, c->iov->iov_len);
 	if (kind == 1)
 		*turned = turn_first(c->fd, word);
@@ -559,7 +559,12 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	if ((*word & ULP_FD_FIFO_READ) && c->off < 0) /* a FIFO's read end, known: fifo_try */
 		return read_fifo(io, cb, c, word, -1);
 	if (!noted && ulp_io_rwf_nowait) {
-		turned = turn_first(c->fd, word);
+		/* a pipe's read end offers its buffer in the turn, as a FIFO's (fifo_turn) */
+		if (*word & ULP_FD_WAITED) {
+			r = fifo_turn(c, word, 1, &turned);
+			if (r != -EAGAIN)
+				return r;
+		}
 		r = rw_try(c, 1);
 		turn_learnt(c->fd, word, turned, r);
 	}
@@ -614,11 +619,16 @@ static long read_ring(struct ulp_io *io, struct ulp_cb *cb, struct rw *c, uint32
 	/* The socket timeout is asked after the other ULPs' turn (no getsockopt when the second
 	 * try goes through), so it counts from there: as for a process that lost its CPU just
 	 * before the call, the wait is never shorter than the timeout. */
-	if (tried && !turned && yield_before_park()) {
-		r = rw_try(c, 1);
-		turn_learnt(c->fd, word, 2, r);
+	if (tried && !turned) {
+		r = fifo_turn(c, word, 2, &turned);
 		if (r != -EAGAIN)
-			return r > 0 ? read_rest(c, r) : r;
+			return r;
+		if (turned) {
+			r = rw_try(c, 1);
+			turn_learnt(c->fd, word, 2, r);
+			if (r != -EAGAIN)
+				return r > 0 ? read_rest(c, r) : r;
+		}
 	}
 	return read_parked(io, cb, c, no_sock ? 0 : sock_deadline(c->fd, POLLIN, word));
 }
@@ -648,8 +658,9 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 
 	if (!io)
 		return rw_try(c, 0);
-	/* A FIFO's (it refused RWF_NOWAIT): maybe straight into a reader's buffer (fifo_pass.c) */
-	if (rw && ev == POLLOUT && c->off < 0 && c->cnt == 1 && (word & ULP_FD_NO_NOWAIT)) {
+	/* A FIFO's or a pipe's: maybe straight into a waiting reader's buffer (fifo_pass.c; only
+	 * where a reader offers one: nothing to ask of other files) */
+	if (rw && ev == POLLOUT && c->off < 0 && c->cnt == 1) {
 		r = ulp_fifo_give(c->fd, word, c->iov->iov_base, c->iov->iov_len);
 		if (r != -EAGAIN)
 			return r;

@@ -74,12 +74,25 @@ if command -v strace >/dev/null && strace -f -qq -o /dev/null true 2>/dev/null; 
 			else no "a $pair ping-pong of two ULPs on one worker: $c"; fi
 		else no "a $pair ping-pong of two ULPs on one worker under strace"; fi
 	done
+	# The same between two threads of a ULP over two pipes (which take RWF_NOWAIT: their reads
+	# make the same offer in their turn, and a write looks for one first)
+	if expect "pipe ring" 0 strace -f -qq -c -e trace=io_uring_enter,fcntl,write,pwritev2 \
+		-o "$T/st" "$X" -w 1 $P pipethreads 2000 && [ "$(lines "pipethreads ok 2000")" = 1 ]; then
+		n=$(awk '$NF == "io_uring_enter" { print $4 }' "$T/st")
+		f=$(awk '$NF == "fcntl" { print $4 }' "$T/st")
+		w=$(awk '$NF == "write" || $NF == "pwritev2" { w += $4 } END { print w + 0 }' "$T/st")
+		c="${n:-0} ring entries, ${f:-0} fcntl, ${w:-0} write or pwritev2 in 2000 round trips"
+		if [ "${n:-0}" -lt 200 ] && [ "${f:-0}" -lt 200 ] && [ "${w:-0}" -lt 200 ]; then
+			ok "a pipe ping-pong of two threads of a ULP: $c"
+		else no "a pipe ping-pong of two threads of a ULP: $c"; fi
+	else no "a pipe ping-pong of two threads of a ULP under strace"; fi
 else skip "ring entries of a ping-pong: no working strace"; fi
 
 # A FIFO's bytes passed between ULPs (fifo_pass.c) are what the kernel would give: a read into a
 # PROT_NONE page says EFAULT and loses nothing, a write from one says EFAULT and writes nothing
 # (the pass's copy faults: the fault handler ends the copy, not the ULP); and with writers of
-# one FIFO among ULPs and a process, each writer's records arrive whole and in order.
+# one FIFO among ULPs and a process, or of one pipe among threads of a ULP and its fork child,
+# each writer's records arrive whole and in order.
 for wk in 1 2; do
 	if expect fifofault 0 "$X" -w $wk $P fifofault r "$T/a" "$T/b" : $P fifofault w "$T/a" "$T/b" &&
 		[ "$(lines '^fifofault ok')" = 2 ]; then
@@ -97,6 +110,9 @@ for wk in 1 2; do
 	fi
 	kill $mixw 2>/dev/null
 	wait $mixw 2>/dev/null
+	if expect pipemix 0 "$X" -w $wk $P pipemix 20000 && [ "$(lines '^pipemix read 60000$')" = 1 ]; then
+		ok "one pipe, two threads of a ULP and its fork child writing, its main thread reading: records whole, in order (-w $wk)"
+	else no "one pipe, two threads of a ULP and its fork child writing, its main thread reading: records whole, in order (-w $wk)"; fi
 done
 
 # What a pass learnt of a descriptor (its FIFO) goes when the number's record changes: after 128

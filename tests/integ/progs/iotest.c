@@ -42,6 +42,9 @@
  *                               and opens FIFO B there (128 changes of the number's record: its
  *                               generation comes back), then writes B a byte; each reader must
  *                               read its own FIFO's bytes alone ("aaaa", "b") to its end
+ *   pipethreads N               the same ping-pong between two threads over two pipes
+ *   pipemix N                   fifomix's check on a pipe: two threads and a fork child write
+ *                               N records each, the main thread reads ("pipemix read 3*N")
  *   fifomany r FIFO | w FIFO N R readers of one FIFO and a writer of N records: each record
  *                               reaches one reader ("fifomany read COUNT SUM", "... wrote N");
  *                               each reader makes FIFO.rPID once it has opened, and the writer
@@ -61,6 +64,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pvas.h>
 #include <signal.h>
 #include <stdio.h>
@@ -408,32 +412,25 @@ static int do_fifofault(char **av)
 	return 0;
 }
 
-static int do_fifomix(char **av)
+/* A writer of n records (id, 0 .. n-1) to fd, yielding now and then. */
+static void mix_write(int fd, long id, long n)
 {
-	int r = !strcmp(av[0], "r"), fd = open(av[1], r ? O_RDONLY : O_WRONLY);
-	long rec[2], n, i, got = 0, *next;
-	int w;
+	long rec[2] = {id, 0};
 
-	if (fd < 0)
-		fail("open %s", av[1]);
-	if (!r) {
-		rec[0] = atol(av[2]);
-		n = atol(av[3]);
-		for (i = 0; i < n; i++) {
-			rec[1] = i;
-			full_write(fd, rec, sizeof(rec));
-			if (i % 64 == 0)
-				sched_yield();
-		}
-		printf("fifomix wrote %ld\n", n);
-		return 0;
+	for (rec[1] = 0; rec[1] < n; rec[1]++) {
+		full_write(fd, rec, sizeof(rec));
+		if (rec[1] % 64 == 0)
+			sched_yield();
 	}
-	n = atol(av[2]);
-	w = atoi(av[3]);
-	next = calloc((size_t)w + 1, sizeof(*next));
-	/* a writer of its own: no end of file before every writer opened, whatever their order */
-	if (!next || open(av[1], O_WRONLY | O_NONBLOCK) < 0)
-		fail("%s", "calloc or open");
+}
+
+/* The reader of w writers' n records each from fd: each writer's whole and in order. */
+static long mix_read(int fd, long n, int w)
+{
+	long rec[2], got = 0, *next = calloc((size_t)w + 1, sizeof(*next));
+
+	if (!next)
+		fail("%s", "calloc");
 	while (got < n * w) {
 		ssize_t k = read(fd, rec, sizeof(rec));
 		if (k != (ssize_t)sizeof(rec))
@@ -444,9 +441,63 @@ static int do_fifomix(char **av)
 		next[rec[0]]++;
 		got++;
 	}
-	if (got != n * w)
-		failn("%ld records, not %ld", got, n * w, 0);
-	printf("fifomix read %ld\n", got);
+	free(next);
+	return got;
+}
+
+static int do_fifomix(char **av)
+{
+	int r = !strcmp(av[0], "r"), fd = open(av[1], r ? O_RDONLY : O_WRONLY);
+
+	if (fd < 0)
+		fail("open %s", av[1]);
+	if (!r) {
+		mix_write(fd, atol(av[2]), atol(av[3]));
+		printf("fifomix wrote %ld\n", atol(av[3]));
+		return 0;
+	}
+	/* a writer of its own: no end of file before every writer opened, whatever their order */
+	if (open(av[1], O_WRONLY | O_NONBLOCK) < 0)
+		fail("%s", "open");
+	printf("fifomix read %ld\n", mix_read(fd, atol(av[2]), atoi(av[3])));
+	return 0;
+}
+
+/* pipemix: two threads and a fork child (a process) write one pipe that the main thread reads */
+static int mix_fd;
+static long mix_n;
+
+static void *mix_thread(void *arg)
+{
+	mix_write(mix_fd, (long)arg, mix_n);
+	return NULL;
+}
+
+static int do_pipemix(long n)
+{
+	pthread_t t[2];
+	int p[2], st;
+	pid_t c;
+
+	if (pipe(p))
+		fail("%s", "pipe");
+	mix_fd = p[1];
+	mix_n = n;
+	c = fork();
+	if (c < 0)
+		fail("%s", "fork");
+	if (c == 0) {
+		mix_write(p[1], 3, n);
+		_exit(0);
+	}
+	if (pthread_create(&t[0], NULL, mix_thread, (void *)1L) ||
+	    pthread_create(&t[1], NULL, mix_thread, (void *)2L))
+		fail("%s", "pthread_create");
+	printf("pipemix read %ld\n", mix_read(p[0], n, 3));
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail("%s", "the child writer");
 	return 0;
 }
 
@@ -495,6 +546,27 @@ static int do_fifowrap(char **av)
 		fail("%s", "a write from a PROT_NONE page: not EFAULT");
 	full_write(fd, "b", 1);
 	printf("fifowrap ok w\n");
+	return 0;
+}
+
+static int pipe_in[2], pipe_out[2], pipe_n;
+
+static void *pipe_pong(void *arg)
+{
+	(void)arg;
+	exchange(pipe_in[0], pipe_out[1], pipe_n, 0);
+	return NULL;
+}
+
+static int do_pipethreads(int n)
+{
+	pthread_t t;
+
+	pipe_n = n;
+	if (pipe(pipe_in) || pipe(pipe_out) || pthread_create(&t, NULL, pipe_pong, NULL))
+		fail("%s", "pipe or pthread_create");
+	exchange(pipe_out[0], pipe_in[1], n, 1);
+	pthread_join(t, NULL);
 	return 0;
 }
 
@@ -992,6 +1064,10 @@ int main(int argc, char **argv)
 		return do_fifomany(argv + 2);
 	if (!strcmp(mode, "fifofault") && argc >= 5)
 		return do_fifofault(argv + 2);
+	if (!strcmp(mode, "pipemix") && argc >= 3)
+		return do_pipemix(atol(argv[2]));
+	if (!strcmp(mode, "pipethreads") && argc >= 3)
+		return do_pipethreads(atoi(argv[2]));
 	if (!strcmp(mode, "fifowrap") && argc >= 4)
 		return do_fifowrap(argv + 2);
 	if (!strcmp(mode, "fifomix") && argc >= 6)
