@@ -77,7 +77,7 @@ if command -v strace >/dev/null && strace -f -qq -o /dev/null true 2>/dev/null; 
 	# The same between two threads of a ULP over two pipes (which take RWF_NOWAIT: their reads
 	# make the same offer in their turn, and a write looks for one first)
 	if expect "pipe ring" 0 strace -f -qq -c -e trace=io_uring_enter,fcntl,write,pwritev2 \
-		-o "$T/st" "$X" -w 1 $P pipethreads 2000 && [ "$(lines "pipethreads ok 2000")" = 1 ]; then
+		-o "$T/st" "$X" -w 1 $P pipethreads 2000 && [ "$(lines "pipethreads ok 2000")" = 2 ]; then
 		n=$(awk '$NF == "io_uring_enter" { print $4 }' "$T/st")
 		f=$(awk '$NF == "fcntl" { print $4 }' "$T/st")
 		w=$(awk '$NF == "write" || $NF == "pwritev2" { w += $4 } END { print w + 0 }' "$T/st")
