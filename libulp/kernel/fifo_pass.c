@@ -32,12 +32,12 @@
  * learnt (ulp_fifo_forget): a new file there is learnt anew.
  */
 #include "io.h"
+#include "plock.h"
 #include "syscall.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -223,11 +223,8 @@ long ulp_fifo_withdraw(struct ulp_fifo_offer *o)
 			break;
 		}
 		/* taken: a writer looks at the pipe or copies (runtime code, never preempted by
-		 * the tick; its thread may have lost its CPU to the kernel, hence the yield) */
-		if (++spins % 128 == 0)
-			sys(SYS_sched_yield, 0, 0, 0);
-		else
-			__builtin_ia32_pause();
+		 * the tick; its thread may have lost its CPU to the kernel) */
+		ulp_spin_or_yield(&spins);
 	}
 	if (p)
 		atomic_fetch_sub(&p->open, 1);

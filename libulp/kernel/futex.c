@@ -76,26 +76,16 @@ static long sys(long nr, long a, long b, long c, long d, long e, long f)
  * The locks here are taken by the workers and by the timer thread, which may share one CPU
  * (ulpexec pinned by taskset): a spin on a lock, or on tref, held by the other one while the
  * kernel has it preempted lasts until the spinner's time slice ends. So a spin gives the CPU
- * away every SPIN_YIELD rounds. Seen when the timer looked at shared waiters 10 us after their
- * wait began (tried on 28 Nov, not kept): a pthread_create+join on one CPU took 7.6 ms, and
- * 62 us with these yields, against 28 us.
+ * away now and then (ulp_spin_or_yield). Seen when the timer looked at shared waiters 10 us
+ * after their wait began (tried on 28 Nov, not kept): a pthread_create+join on one CPU took
+ * 7.6 ms, and 62 us with these yields, against 28 us.
  */
-#define SPIN_YIELD 128
-
-static void spin_or_yield(unsigned *n)
-{
-	if (++*n % SPIN_YIELD)
-		ulp_arch_relax();
-	else
-		ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
-}
-
 static void lock_y(uint32_t *l)
 {
 	unsigned n = 0;
 
 	while (!ulp_spin_trylock(l))
-		spin_or_yield(&n);
+		ulp_spin_or_yield(&n);
 }
 
 static uint64_t now_ns(int clock)
@@ -465,7 +455,7 @@ static long futex_wait(struct ulp_uthread *self, uintptr_t addr, uint32_t val, u
 		ulp_spin_unlock(&s->lock);
 		n = 0;
 		while (__atomic_load_n(&self->tref, __ATOMIC_ACQUIRE))
-			spin_or_yield(&n);
+			ulp_spin_or_yield(&n);
 	}
 	return result;
 }

@@ -52,6 +52,14 @@ void ulp_plock_lock(uint32_t *l, uint32_t self)
 	}
 }
 
+void ulp_spin_or_yield(unsigned *n)
+{
+	if (++*n % 128)
+		ulp_arch_relax();
+	else
+		ulp_arch_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+}
+
 void ulp_plock_lock_sleep(uint32_t *l, _Atomic unsigned *waiters)
 {
 	uint32_t self = (uint32_t)ulp_arch_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0), h;

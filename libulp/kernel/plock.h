@@ -30,4 +30,10 @@ void ulp_plock_lock(uint32_t *l, uint32_t self);
 void ulp_plock_lock_sleep(uint32_t *l, _Atomic unsigned *waiters);
 void ulp_plock_unlock_wake(uint32_t *l, _Atomic unsigned *waiters);
 
+/* One round of a short spin wait for another thread (a worker, the timer thread, another
+ * process's) that may share this CPU and have lost it to the kernel while it holds what the
+ * spinner waits for: a spin-wait hint, and a sched_yield every 128th round (*n counts the
+ * rounds, 0 at the start), else the spin lasts until the spinner's time slice ends. */
+void ulp_spin_or_yield(unsigned *n);
+
 #endif
