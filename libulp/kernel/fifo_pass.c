@@ -178,20 +178,28 @@ int ulp_fifo_copy_fault(void *uc)
 	return 1;
 }
 
+/* Offer o moved from state `from` to `to`, if it was in `from` (looked at first: no locked
+ * instruction on a slot in another state). */
+static int claim(struct ulp_fifo_offer *o, int from, int to)
+{
+	int s = from;
+
+	return atomic_load_explicit(&o->state, memory_order_relaxed) == from &&
+	       atomic_compare_exchange_strong(&o->state, &s, to);
+}
+
 struct ulp_fifo_offer *ulp_fifo_offer(int fd, uint32_t word, void *buf, size_t len)
 {
 	struct ulp_fifo_pass *p;
 	struct ulp_fifo_offer *o;
 	uint64_t dev, ino;
-	int i, s;
+	int i;
 
 	if (!len || !(p = pass_table(1)) || identify(p, fd, word, &dev, &ino) != ID_FIFO_R)
 		return NULL;
 	for (i = 0; i < PASS_SLOTS; i++) {
 		o = &p->offer[i];
-		s = OFF_FREE;
-		if (atomic_load_explicit(&o->state, memory_order_relaxed) != OFF_FREE ||
-		    !atomic_compare_exchange_strong(&o->state, &s, OFF_SETUP))
+		if (!claim(o, OFF_FREE, OFF_SETUP))
 			continue;
 		o->dev = dev;
 		o->ino = ino;
@@ -237,7 +245,7 @@ long ulp_fifo_give(int fd, uint32_t word, const void *buf, size_t n)
 	struct ulp_fifo_pass *p;
 	struct ulp_fifo_offer *o;
 	uint64_t dev, ino;
-	int i, s, avail;
+	int i, avail;
 
 	if (!n || n > PIPE_BUF || !(p = pass_table(0)) ||
 	    !atomic_load_explicit(&p->open, memory_order_acquire) ||
@@ -245,9 +253,7 @@ long ulp_fifo_give(int fd, uint32_t word, const void *buf, size_t n)
 		return -EAGAIN;
 	for (i = 0; i < PASS_SLOTS; i++) {
 		o = &p->offer[i];
-		s = OFF_OPEN;
-		if (atomic_load_explicit(&o->state, memory_order_relaxed) != OFF_OPEN ||
-		    !atomic_compare_exchange_strong(&o->state, &s, OFF_TAKEN))
+		if (!claim(o, OFF_OPEN, OFF_TAKEN))
 			continue;
 		/* Claimed: the reader waits until it is given back or done. Another FIFO's, or
 		 * too small a buffer: given back. */

@@ -164,16 +164,13 @@ static int yield_before_park(void)
 static int turn_first(int fd, uint32_t *word)
 {
 	struct ulp_worker *w = ulp_worker_self();
-	struct ulp_io_worker *iw;
+	struct ulp_io_worker *iw = w ? ulp_io_worker(w) : NULL;
 	uint32_t seen;
 
-	if (!(*word & ULP_FD_WAITED) || !w || !w->cur || !(iw = ulp_io_worker(w)))
-		return 0;
-	ulp_io_poll(w);
-	if (!ulp_worker_has_ready(w))
+	if (!(*word & ULP_FD_WAITED) || !iw)
 		return 0;
 	seen = iw->preempts;
-	if (!ulp_task_yield(w->cur))
+	if (!yield_before_park())
 		return 0;
 	if (ulp_worker_self() != w || iw->preempts != seen)
 		ulp_fd_unnote(fd, word, ULP_FD_WAITED);
