@@ -659,24 +659,25 @@ void ulp_fd_close_others(const struct ulp_cb *cb, struct ulp_fd_fork *f)
 		settle_done(t, f->settle, f->ticket, 2);
 }
 
-void ulp_fd_note(long fd, uint32_t *word, uint32_t note)
+/* fd's word made next (and *word with it) if it still is *word */
+static void renote(long fd, uint32_t *word, uint32_t next)
 {
 	struct ulp_fd_table *t;
 	_Atomic int32_t *w = *word ? slot(fd, &t) : NULL;
 	int32_t o = (int32_t)*word;
 
-	if (w && atomic_compare_exchange_strong(w, &o, (int32_t)(*word | note)))
-		*word |= note;
+	if (w && atomic_compare_exchange_strong(w, &o, (int32_t)next))
+		*word = next;
+}
+
+void ulp_fd_note(long fd, uint32_t *word, uint32_t note)
+{
+	renote(fd, word, *word | note);
 }
 
 void ulp_fd_unnote(long fd, uint32_t *word, uint32_t note)
 {
-	struct ulp_fd_table *t;
-	_Atomic int32_t *w = *word ? slot(fd, &t) : NULL;
-	int32_t o = (int32_t)*word;
-
-	if (w && atomic_compare_exchange_strong(w, &o, (int32_t)(*word & ~note)))
-		*word &= ~note;
+	renote(fd, word, *word & ~note);
 }
 
 void ulp_fd_range_owned(struct ulp_cb *cb, long lo, long hi, int cloexec)
