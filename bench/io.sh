@@ -4,6 +4,8 @@
 #                   processes pinned to one CPU: microseconds per round trip, speedup = proc/ulp
 #   io_tcp_pingpong the same over loopback TCP (iotest tcp server/client): microseconds per
 #                   round trip, speedup = proc/ulp
+#   io_pipe_threads the same between two threads of one program over two pipes (iotest
+#                   pipethreads): as a ULP (ulpexec -w 1) against the process pinned to one CPU
 #   io_trap_read    a read that never blocks (1 byte of /dev/zero) as a ULP and as a process:
 #                   the trap's share of every ULP read or write
 #   io_sha256       sha256sum of a big file as a ULP and as a process (best of 3): ratio ulp/proc
@@ -67,6 +69,19 @@ if [ "$(grep -c "tcp ok $N" "$T/out")" = 4 ]; then
 		printf "BENCH io_tcp_pingpong msgs=%d ulp_us=%.2f proc_us=%.2f speedup=%.2f\n", $5, u, p, p / u }'
 else
 	echo "bench/io: TCP ping-pong failed:" >&2
+	tail -5 "$T/out" >&2
+fi
+
+t0=$(now)
+"$B/bin/ulpexec" -w 1 "$P" pipethreads "$N" >"$T/out" 2>&1
+t1=$(now)
+taskset -c 0 "$P" pipethreads "$N" >>"$T/out" 2>&1
+t2=$(now)
+if [ "$(grep -c "pipethreads ok $N" "$T/out")" = 4 ]; then
+	echo "$t0 $t1 $t2 $N" | awk '{ u = ($2 - $1) * 1000000 / $4; p = ($3 - $2) * 1000000 / $4
+		printf "BENCH io_pipe_threads msgs=%d ulp_us=%.2f proc_us=%.2f speedup=%.2f\n", $4, u, p, p / u }'
+else
+	echo "bench/io: pipe ping-pong of two threads failed:" >&2
 	tail -5 "$T/out" >&2
 fi
 
