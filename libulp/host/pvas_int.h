@@ -63,6 +63,9 @@ struct pvas {
 	struct ulp_host_call *calls; /* the runtime's (proc.h), run in the order posted */
 	_Atomic uint32_t req_seq;    /* futex the server sleeps on */
 	_Atomic int stop;
+	/* Test hook (ULP_WAIT_TEST=gap): pvas_ulp_wait sleeps 2 ms between its scan for ended
+	 * ULPs and its scan for running ones, where an end once went unseen (tests/integ). */
+	int wait_gap;
 };
 
 /* task.c */
