@@ -688,9 +688,13 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 
 	if (flags & ~(unsigned long)FORK_OK)
 		return -EINVAL;
+	/* The list is the ULP's: a fork child's children are the kernel's to wait for (its wait4 is
+	 * the kernel's), and its copy of the list holds its siblings. Before 28 Nov the child added
+	 * to its copy and never dropped: a subshell's 256th fork said EAGAIN (bash's loop in a
+	 * pipeline lost its lines, the pipeline's status 0). */
 	if (cb->nkids >= ULP_MAX_KIDS && !of_child)
 		prune_kids(cb);
-	if (cb->nkids >= ULP_MAX_KIDS)
+	if (cb->nkids >= ULP_MAX_KIDS && !of_child)
 		return -EAGAIN;
 	if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
 		return -EINVAL; /* a process sharing memory with a running ULP: not supported */
@@ -781,7 +785,7 @@ static long do_fork(struct ulp_cb *cb, struct ulp_sys *s, unsigned long flags, u
 			join_group(cb, (int)pid, of_child); /* as well: whichever runs first */
 		if (!of_child) /* a fork child's SIGCHLD is the kernel's */
 			ulp_sig_child_new((int)pid);
-		if (kid_add(cb, (int)pid) == 0 && !of_child)
+		if (!of_child && kid_add(cb, (int)pid) == 0)
 			ulp_sig_child_added(cb, (int)pid);
 	}
 	return pid;

@@ -272,6 +272,18 @@ if expect "ignored SIGCHLD, process" 0 /usr/bin/perl -e "$ign" && cp "$T/out" "$
 	ok "a ULP that ignores SIGCHLD forks 400 children: none left a zombie, wait says ECHILD, as a process"
 else no "a ULP that ignores SIGCHLD forks 400 children: none left a zombie, wait says ECHILD, as a process"; fi
 
+# A fork child of a ULP forks and waits as a process: its children are the kernel's to wait for.
+# Before 28 Nov the child counted them in its copy of the ULP's list and never dropped them: a
+# subshell's 256th fork said EAGAIN, and bash's loop in a pipeline lost lines with status 0.
+sub='for i in $(seq 300); do echo $i | cat; done | sort -n | md5sum; (for i in $(seq 300); do /bin/true || echo fail; done; echo sub ok) | cat'
+if expect "subshell forks, process" 0 /bin/bash -c "$sub" && cp "$T/out" "$T/ref" &&
+	[ "$(grep -c 'sub ok' "$T/ref")" = 1 ] &&
+	expect "subshell forks, ULP" 0 $X -n 2 -w 1 /bin/bash -c "$sub" &&
+	[ "$(lines "$(head -1 "$T/ref")")" = 2 ] && [ "$(lines '^sub ok$')" = 2 ] &&
+	[ "$(wc -l <"$T/out")" = 4 ]; then
+	ok "a ULP's subshell forks 600 children and waits for them: output of the process"
+else no "a ULP's subshell forks 600 children and waits for them: output of the process"; fi
+
 # SIGCHLD's action holds for a child that ends right after sigaction: set to SIG_IGN, the child
 # is reaped as it ends and wait says ECHILD; set back to SIG_DFL, its end is kept for waitpid.
 # Before 27 Nov the placeholder (the children's parent) took the action later: some children
