@@ -390,6 +390,23 @@ static int quiet_death(int status)
 	       (p.revents & POLLERR);
 }
 
+/* A rank whose partition had no room for a mapping (the runtime says so in its st.how): once,
+ * how large the partitions are and how to make them larger. */
+static void partition_hint(const struct job *j, const char *how)
+{
+	static int said;
+	unsigned long long ps = j->o->psize ? j->o->psize : 4ull << 30, more = 2 * ps;
+
+	if (said || !strstr(how, "its partition had no room"))
+		return;
+	said = 1;
+	fprintf(stderr,
+		"%s: each ULP of this job lives in a partition of %llu MiB (its program, heap, "
+		"mappings and stacks): --partition-size %llu%c or more gives it more room\n",
+		j->o->tool, ps >> 20, more >= 1ull << 30 ? more >> 30 : more >> 20,
+		more >= 1ull << 30 ? 'g' : 'm');
+}
+
 /* Rank x ended with a wait(2)-style status: record it, and end the job when a signal killed it
  * (unless --keep-going or the job is ending already). */
 static void rank_ended(struct job *j, long x, int status, const struct pvas_ulp_stats *st)
@@ -407,12 +424,14 @@ static void rank_ended(struct job *j, long x, int status, const struct pvas_ulp_
 	if (WIFSIGNALED(status) && !j->o->keep_going && !by_forwarded(j, status)) {
 		j->abort_rank = x;
 		j->killed = 1;
-		if (!quiet_death(status))
+		if (!quiet_death(status)) {
 			fprintf(stderr,
 				"%s: rank %ld (%s, %s %d) %s: ending the job (--keep-going lets "
 				"the other ranks finish)\n",
 				j->o->tool, x, st->path, j->r[x].process ? "process" : "task",
 				(int)st->task, st->how);
+			partition_hint(j, st->how);
+		}
 		kill_all(j);
 	}
 }
@@ -778,9 +797,11 @@ static int report(struct job *j)
 			aborted++;
 			continue;
 		}
-		if (r != j->abort_rank && !quiet_death(x->status))
+		if (r != j->abort_rank && !quiet_death(x->status)) {
 			fprintf(stderr, "%s: rank %ld (%s, %s %d): %s\n", j->o->tool, r, x->st.path,
 				x->process ? "process" : "task", (int)x->task, x->st.how);
+			partition_hint(j, x->st.how);
+		}
 		if (!status)
 			status = code;
 	}

@@ -492,6 +492,7 @@ void ulp_proc_exec_loaded(struct ulp_cb *cb, const struct ulp_backend_image *img
 	set_image(cb, img);
 	strings_area(cb);
 	cb->fault_addr = cb->fault_pc = 0;
+	cb->mm_refused = 0;
 	cb->exit_status = cb->term_sig = 0;
 	restart(cb, cb->sp, exec_start);
 }
@@ -617,12 +618,36 @@ int ulp_proc_exit_code(const struct ulp_cb *cb)
 	return cb->term_sig ? 128 + cb->term_sig : cb->exit_status;
 }
 
+/* "; its partition had no room for an mmap of 4 GiB" when one was refused (sys_mem.c). */
+static void describe_refused(const struct ulp_cb *cb, char *buf, size_t len)
+{
+	size_t at = strlen(buf);
+	uint64_t n = cb->mm_refused;
+	const char *unit = "KiB";
+
+	if (!n || at >= len)
+		return;
+	if (n >= 1ull << 30) {
+		n = (n + (1ull << 29)) >> 30;
+		unit = "GiB";
+	} else if (n >= 1ull << 20) {
+		n = (n + (1ull << 19)) >> 20;
+		unit = "MiB";
+	} else {
+		n = (n + 512) >> 10;
+	}
+	snprintf(buf + at, len - at, "; its partition had no room for an mmap of %llu %s",
+		 (unsigned long long)n, unit);
+}
+
 void ulp_proc_describe(const struct ulp_cb *cb, char *buf, size_t len)
 {
 	const char *abbrev;
 
 	if (!cb->term_sig) {
 		snprintf(buf, len, "exited with status %d", cb->exit_status);
+		if (cb->exit_status)
+			describe_refused(cb, buf, len);
 		return;
 	}
 	abbrev = sigabbrev_np(cb->term_sig);
@@ -633,4 +658,5 @@ void ulp_proc_describe(const struct ulp_cb *cb, char *buf, size_t len)
 			 (unsigned long)cb->fault_pc);
 	else
 		snprintf(buf, len, "killed by SIG%s", abbrev ? abbrev : "?");
+	describe_refused(cb, buf, len);
 }

@@ -135,6 +135,9 @@ struct ulp_cb {
 	int exit_status; /* exit code, valid once ZOMBIE and !term_sig */
 	int term_sig;	 /* killed by this signal (0: exited) */
 	uintptr_t fault_addr, fault_pc;
+	/* The largest mmap or mremap its partition had no room for (sys_mem.c), 0: none. A ULP
+	 * that then fails is told why (ulp_proc_describe): a process would have had the room. */
+	uint64_t mm_refused;
 	unsigned std_closed; /* fds 0-2 this ULP closed (kept open for the others) */
 	int std_own[3];	     /* its own 0-2 where it redirected them (stdfds.c); 0: the task's */
 	int std_null_in;     /* its launcher gave it /dev/null as stdin (ulp_std_start) */

@@ -54,6 +54,13 @@ long ulp_sys_brk(struct ulp_cb *cb, struct ulp_sys *s)
 	return (long)want;
 }
 
+/* len bytes found no room in cb's partition: remembered for its end (the largest). */
+static void refused(struct ulp_cb *cb, size_t len)
+{
+	if (len > cb->mm_refused)
+		cb->mm_refused = len;
+}
+
 long ulp_sys_mmap(struct ulp_cb *cb, struct ulp_sys *s)
 {
 	long *a = s->a;
@@ -73,8 +80,10 @@ long ulp_sys_mmap(struct ulp_cb *cb, struct ulp_sys *s)
 		return r;
 	}
 	addr = ulp_mm_alloc(cb, len);
-	if (!addr)
+	if (!addr) {
+		refused(cb, len);
 		return -ENOMEM;
+	}
 	r = ulp_arch_syscall(SYS_mmap, (long)addr, a[1], a[2], flags | MAP_FIXED, a[4], a[5]);
 	if (ulp_raw_is_err(r))
 		ulp_mm_free(cb, addr, len);
@@ -123,8 +132,10 @@ long ulp_sys_mremap(struct ulp_cb *cb, struct ulp_sys *s)
 		if (!(flags & MREMAP_MAYMOVE))
 			return -ENOMEM; /* growing in place would eat the reservation around it */
 		to = ulp_mm_alloc(cb, new_len);
-		if (!to)
+		if (!to) {
+			refused(cb, new_len);
 			return -ENOMEM;
+		}
 	}
 	r = ulp_arch_syscall(SYS_mremap, (long)old, (long)old_len, (long)new_len,
 			     MREMAP_MAYMOVE | MREMAP_FIXED, (long)to, 0);

@@ -29,6 +29,18 @@ for tool in "$X" "$S"; do
 		ok "$name: --partition-size 128m runs static-pie and dynamic programs"
 	else no "$name: --partition-size 128m runs static-pie and dynamic programs"; fi
 
+	# A partition too small for what the program maps: the rank fails as its program says
+	# (perl: "Out of memory!"), the launcher says why (the mapping its partition had no room
+	# for) and what to do, once; a larger partition runs it as the process does.
+	big='my $x = "a" x $ARGV[0]; print length($x), "\n"'
+	if expect "$name full" 1 "$tool" -n 2 --partition-size 256m /usr/bin/perl -e "$big" 300000000 &&
+		[ "$(lines 'exited with status 1; its partition had no room for an mmap of 2[0-9][0-9] MiB$')" = 2 ] &&
+		[ "$(lines 'a partition of 256 MiB .*--partition-size 512m or more')" = 1 ] &&
+		expect "$name roomy" 0 "$tool" -n 2 --partition-size 1g /usr/bin/perl -e "$big" 300000000 &&
+		[ "$(lines '^300000000$')" = 2 ] && ! grep -q partition "$T/out"; then
+		ok "$name: a partition too small for a program's mapping: the rank's end and the launcher say so"
+	else no "$name: a partition too small for a program's mapping: the rank's end and the launcher say so"; fi
+
 	# 8589934592g is 2^63 and 17179869184g 2^64: a shift without a check wraps around.
 	bad=""
 	for size in 8589934592g 17179869184g 18446744073709551616 99999999999999999999m 128t; do
