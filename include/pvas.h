@@ -149,7 +149,9 @@ struct pvas_ulp_stats {
 	int ended;
 	int status; /* wait(2)-style, when ended */
 	char path[256];
-	/* when ended: "exited with status N", "killed by SIGSEGV (fault address A, pc P)" */
+	/* when ended: "exited with status N", "killed by SIGSEGV (fault address A, pc P)"; a ULP
+	 * that failed after its partition had no room for a mapping adds "; its partition had no
+	 * room for an mmap of 287 MiB" */
 	char how[128];
 	pid_t pid; /* its own process id, getpid() in it (0 before it started) */
 };
