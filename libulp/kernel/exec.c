@@ -43,6 +43,10 @@
 #include <unistd.h>
 
 #define EXEC_MAX_STRINGS (32u << 20) /* argv + envp copied at most: beyond, E2BIG */
+/* One string of argv or envp at most, its NUL included: the kernel's MAX_ARG_STRLEN (32 pages),
+ * beyond which its execve says E2BIG (before 28 Nov a ULP's in-place exec took a 600 KB
+ * variable that the same execve from a process is refused). */
+#define EXEC_MAX_STRLEN (32u * 4096)
 
 /* Host memory: the new program between its checks and its load. */
 struct exec_prep {
@@ -102,6 +106,10 @@ static int copy_str(uintptr_t src, char **out, size_t *budget)
 			return -EFAULT;
 		}
 		z = memchr(buf + n, 0, chunk);
+		if ((z ? (size_t)(z - buf) + 1 : n + chunk) > EXEC_MAX_STRLEN) {
+			free(buf);
+			return -E2BIG;
+		}
 		if (z) {
 			*budget -= (size_t)(z - buf) + 1;
 			*out = buf;

@@ -77,6 +77,18 @@ else
 	no "execve from a ULP runs the program and the ULP ends with its status (5)"
 fi
 
+# The kernel's limit on one argument or variable (MAX_ARG_STRLEN, 131,072 bytes with the NUL)
+# holds for an execve that replaces the ULP in place: 131,071 characters pass, one more is E2BIG
+# (before 28 Nov the ULP's own exec took a 600 KB variable that a process's execve is refused).
+big='y=$(head -c 131071 /dev/zero | tr "\0" a); /bin/echo "$y" | wc -c; z=${y}b; /bin/echo "$z" | wc -c
+Z=$z exec /bin/echo never'
+if expect "E2BIG process" 126 /bin/bash -c "$big" && sed 's/^[^:]*bash: /bash: /' "$T/out" >"$T/ref" &&
+	grep -q '^131072$' "$T/ref" && [ "$(grep -c 'Argument list too long' "$T/ref")" = 2 ] &&
+	expect "E2BIG ULP" 126 $X -n 1 /bin/bash -c "$big" &&
+	grep -v '^ulpexec: rank' "$T/out" | sed 's/^[^:]*bash: /bash: /' | cmp -s - "$T/ref"; then
+	ok "an execve whose one variable passes the kernel's limit is E2BIG, in place too: as a process"
+else no "an execve whose one variable passes the kernel's limit is E2BIG, in place too: as a process"; fi
+
 # execve replaces the ULP in its partition (tests/integ/progs/execs.c checks pid, cwd, umask, fds,
 # argv, environment, signals, /proc/self/*, failed execs): the same lines as a process, status 7,
 # also with a second thread running when it execs, and from a second thread.
