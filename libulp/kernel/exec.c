@@ -239,6 +239,21 @@ static int is_et_exec(const char *path)
 	return !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_type == ET_EXEC;
 }
 
+/* The file named, before anything is read from it: a regular file the ULP may execute (its
+ * credentials are its task's, sys_cred.c), as the kernel's open for exec asks, or -errno. The
+ * loader asks the same of an ELF program, but a script's own file was not asked: before 28 Nov a
+ * ULP's exec of a script without an execute bit ran it (a process's execve: EACCES). */
+static int may_exec(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EACCES;
+	return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0 ? -errno : 0;
+}
+
 /* "#!interp [arg]": argv becomes interp, [arg,] the script's name, argv[1..], as the kernel
  * makes it; p->path becomes the interpreter's. 0 when it is no script, 1 when it is, 2 when its
  * interpreter is a script too, -errno. */
@@ -353,6 +368,9 @@ static long prepare(struct exec_prep *p, const struct exec_ask *ask)
 		say_child(p->execfn, "the kmod backend loads no program in place");
 		return ULP_EXEC_CHILD;
 	}
+	rc = may_exec(p->path);
+	if (rc)
+		return rc;
 	isscript = script(p, dirfd, ask->cwdfd);
 	if (isscript < 0)
 		return isscript;

@@ -89,6 +89,20 @@ if expect "E2BIG process" 126 /bin/bash -c "$big" && sed 's/^[^:]*bash: /bash: /
 	ok "an execve whose one variable passes the kernel's limit is E2BIG, in place too: as a process"
 else no "an execve whose one variable passes the kernel's limit is E2BIG, in place too: as a process"; fi
 
+# A script without an execute bit is not run, by a ULP's exec in place nor as the launcher's
+# program: EACCES, as a process's execve says it (before 28 Nov both ran it).
+printf '#!/bin/sh\necho ran\n' >"$T/noexec.sh"
+chmod 644 "$T/noexec.sh"
+if expect "noexec process" 126 /bin/bash -c "exec $T/noexec.sh" &&
+	grep -q 'Permission denied' "$T/out" && ! grep -q '^ran$' "$T/out" &&
+	expect "noexec ULP" 126 $X -n 1 /bin/bash -c "exec $T/noexec.sh" &&
+	grep -q 'Permission denied' "$T/out" && ! grep -q '^ran$' "$T/out" &&
+	expect "noexec ulpexec" 126 $X -n 1 "$T/noexec.sh" &&
+	grep -q "ulpexec: $T/noexec.sh: Permission denied" "$T/out" && ! grep -q '^ran$' "$T/out" &&
+	expect "noexec ulpspawn" 126 $S -n 1 "$T/noexec.sh" && ! grep -q '^ran$' "$T/out"; then
+	ok "a script without an execute bit: EACCES from a ULP's exec and from the launchers, as a process"
+else no "a script without an execute bit: EACCES from a ULP's exec and from the launchers, as a process"; fi
+
 # execve replaces the ULP in its partition (tests/integ/progs/execs.c checks pid, cwd, umask, fds,
 # argv, environment, signals, /proc/self/*, failed execs): the same lines as a process, status 7,
 # also with a second thread running when it execs, and from a second thread.
