@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Ranks run as ordinary processes when their program cannot be a ULP (fallback.h). */
 #include "fallback.h"
+#include "setid.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -22,8 +23,10 @@ int fallback_needed(const char *path)
 		return 0;
 	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
 	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_type == ET_EXEC)
-		rc = 1;
+		rc = FALLBACK_ET_EXEC;
 	close(fd);
+	if (!rc && ulp_exec_sets_ids(path, prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1))
+		rc = FALLBACK_SETID;
 	return rc;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Ranks that cannot be ULPs: a non-PIE executable (ET_EXEC) must sit at the addresses it was
- * linked for, outside any partition, so the loader refuses it. Rather than sink a whole MPMD job,
+ * linked for, outside any partition, so the loader refuses it; a set-user-ID program must get
+ * its credentials from the kernel's execve. Rather than sink a whole MPMD job,
  * the launcher runs such a rank as an ordinary child process with the rank's environment and
  * stdio, polls its pidfd next to the host's event fd, and applies the job's exit-status and abort
  * rules to it like to any rank.
@@ -11,8 +12,11 @@
 
 #include <sys/types.h>
 
-/* 1 when path is an ELF executable of type ET_EXEC (not position-independent), else 0 (other
- * problems are the loader's to report). */
+/* Why path cannot be a ULP: FALLBACK_ET_EXEC, an ELF executable of type ET_EXEC (not
+ * position-independent); FALLBACK_SETID, a program whose execve would change the credentials
+ * (libulp/setid.h); else 0 (other problems are the loader's to report). */
+#define FALLBACK_ET_EXEC 1
+#define FALLBACK_SETID 2
 int fallback_needed(const char *path);
 
 struct fallback_spec {

@@ -1112,25 +1112,30 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			j.r[k].process = segs[i].process;
 		if (!segs[i].process)
 			continue;
+		int setid = segs[i].process == FALLBACK_SETID;
+		const char *why = setid
+				      ? "set-user-ID or set-group-ID (or holds file capabilities): "
+					"only the kernel's execve grants those"
+				      : "not a position-independent executable (ET_EXEC)";
+		char who[96];
+
 		if (o->no_fallback) {
 			fprintf(stderr,
-				"%s: %s: not a position-independent executable (ET_EXEC); rebuild "
-				"with -fPIE -pie (--no-fallback: nor run as an ordinary process)\n",
-				o->tool, segs[i].path);
+				"%s: %s: %s; %s (--no-fallback: nor run as an ordinary process)\n",
+				o->tool, segs[i].path, why,
+				setid ? "it cannot be a ULP" : "rebuild with -fPIE -pie");
 			status = 126;
 			goto out;
 		}
-		char who[96];
-
 		if (segs[i].n > 1)
 			snprintf(who, sizeof(who), "ranks %ld-%ld run as ordinary processes", r,
 				 r + segs[i].n - 1);
 		else
 			snprintf(who, sizeof(who), "rank %ld runs as an ordinary process", r);
 		fprintf(stderr,
-			"%s: warning: %s is not a position-independent executable (ET_EXEC), so "
-			"it cannot be a ULP: %s (--no-fallback refuses instead)\n",
-			o->tool, segs[i].path, who);
+			"%s: warning: %s is %s, so it cannot be a ULP: %s (--no-fallback refuses "
+			"instead)\n",
+			o->tool, segs[i].path, why, who);
 	}
 	if (o->wdir) {
 		struct stat sb;

@@ -22,6 +22,7 @@
  */
 #include "backend.h"
 #include "io.h"
+#include "setid.h"
 #include "shebang.h"
 #include "proc.h"
 #include "syscall.h"
@@ -376,6 +377,13 @@ static long prepare(struct exec_prep *p, const struct exec_ask *ask)
 		return isscript;
 	if (isscript == 2) {
 		say_child(p->execfn, "a script whose interpreter is a script");
+		return ULP_EXEC_CHILD;
+	}
+	if (ulp_exec_sets_ids(p->path, p->cb->nnp)) {
+		say_child(p->execfn, isscript
+					 ? "its interpreter is set-user-ID or set-group-ID"
+					 : "set-user-ID or set-group-ID (or file capabilities): "
+					   "the kernel's execve gives it its credentials");
 		return ULP_EXEC_CHILD;
 	}
 	rc = b->exec_prepare(p->cb, p->path, p->execfn, p->argv, p->envp, &p->bprep, err,

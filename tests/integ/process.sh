@@ -103,6 +103,30 @@ if expect "noexec process" 126 /bin/bash -c "exec $T/noexec.sh" &&
 	ok "a script without an execute bit: EACCES from a ULP's exec and from the launchers, as a process"
 else no "a script without an execute bit: EACCES from a ULP's exec and from the launchers, as a process"; fi
 
+# A set-user-ID or set-group-ID program gets its credentials from the kernel's execve only: as
+# the launcher's rank and from a ULP's execve it runs as a process, and says what a process
+# says (before 28 Nov, as a ULP of root, a set-user-ID nobody `id` said euid root). Root only
+# (chown); where $T is on a nosuid mount the bits do nothing, for the process as for the ULP.
+if [ "$(id -u)" = 0 ]; then
+	cp /usr/bin/id "$T/idsu" && cp /usr/bin/id "$T/idsg" && chown nobody "$T/idsu" &&
+		chgrp nogroup "$T/idsg" && chmod 4755 "$T/idsu" && chmod 2755 "$T/idsg"
+	good=0
+	for f in idsu idsg; do
+		want=$("$T/$f")
+		expect "$f rank" 0 $X -n 1 "$T/$f" && [ "$(grep -c "^$want\$" "$T/out")" = 1 ] &&
+			expect "$f exec" 0 $X -n 2 /bin/sh -c "exec $T/$f" &&
+			[ "$(grep -c "^$want\$" "$T/out")" = 2 ] &&
+			expect "$f sh" 0 $S -n 2 /bin/sh -c "$T/$f" &&
+			[ "$(grep -c "^$want\$" "$T/out")" = 2 ] && good=$((good + 1))
+	done
+	case $("$T/idsu") in *euid=*) how="the bits in effect" ;; *) how="a nosuid mount" ;; esac
+	if [ $good = 2 ]; then
+		ok "set-user-ID and set-group-ID id as a rank, exec'd and run by ULPs: as a process ($how)"
+	else no "set-user-ID and set-group-ID id as a rank, exec'd and run by ULPs: as a process ($how)"; fi
+else
+	skip "set-user-ID programs: not root (chown)"
+fi
+
 # execve replaces the ULP in its partition (tests/integ/progs/execs.c checks pid, cwd, umask, fds,
 # argv, environment, signals, /proc/self/*, failed execs): the same lines as a process, status 7,
 # also with a second thread running when it execs, and from a second thread.
