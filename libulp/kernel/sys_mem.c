@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 
 #ifndef MREMAP_MAYMOVE
 #define MREMAP_MAYMOVE 1
@@ -54,10 +55,16 @@ long ulp_sys_brk(struct ulp_cb *cb, struct ulp_sys *s)
 	return (long)want;
 }
 
-/* len bytes found no room in cb's partition: remembered for its end (the largest). */
+/* len bytes found no room in cb's partition: remembered for its end (the largest), when a
+ * process could have had them (the kernel's overcommit heuristic refuses one mapping larger than
+ * RAM and swap together: a program probing with such a size is told no either way). */
 static void refused(struct ulp_cb *cb, size_t len)
 {
-	if (len > cb->mm_refused)
+	struct sysinfo si;
+
+	if (len <= cb->mm_refused || ulp_arch_syscall(SYS_sysinfo, (long)&si, 0, 0, 0, 0, 0))
+		return;
+	if (len <= ((uint64_t)si.totalram + si.totalswap) * (si.mem_unit ? si.mem_unit : 1))
 		cb->mm_refused = len;
 }
 
