@@ -170,6 +170,27 @@ int ulp_sig_record_chld(int pvid, const siginfo_t *si, _Atomic uint64_t *bits)
 	return 0;
 }
 
+/*
+ * The ULP's main thread running on another worker now: that worker is kicked, and takes the
+ * signal in its kick handler (preempt.c, kicked), as the kernel interrupts a running process.
+ * Before 28 Nov a signal posted to a ULP busy in its own code waited for the next tick there: a
+ * SIGALRM every 2 ms reached a busy perl 463 times in a second instead of 500, and with
+ * --quantum 0 (no ticks) once. Only pointers are compared: the running task is never read.
+ */
+static void kick_runner(int pvid)
+{
+	struct ulp_worker *self = ulp_worker_self();
+	struct ulp_task *t = &pvas_cb(region, pvid)->task;
+	unsigned i;
+
+	for (i = 0; self && i < self->rt->nworkers; i++) {
+		struct ulp_worker *o = self->rt->workers[i];
+
+		if (o && o != self && __atomic_load_n(&o->cur, __ATOMIC_RELAXED) == t)
+			ulp_worker_kick(o);
+	}
+}
+
 void ulp_sig_notify(int pvid, int sig)
 {
 	struct sigrec *r = rec_of(pvid);
@@ -181,6 +202,8 @@ void ulp_sig_notify(int pvid, int sig)
 	if ((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) ||
 	    (atomic_load(&r->waitset) & bit))
 		ulp_io_signal_note(pvid, region->nparts, (atomic_load(&r->restart) & bit) != 0);
+	if ((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) && !ulp_sys_in_child())
+		kick_runner(pvid);
 	/* Running on a worker that ticks seldom (preempt.c): kicked, to take it now. */
 	if (atomic_load_explicit(&ulp_preempt_alone_n, memory_order_relaxed) && !ulp_sys_in_child())
 		ulp_preempt_kick_alone(ulp_worker_self());
@@ -355,9 +378,14 @@ static void relay_post(int sig, siginfo_t *si, void *uc)
 		struct timerrec *t = &timers[value & 0xffffffff];
 		int p1 = atomic_load(&t->pvid1);
 
-		if (p1 && atomic_load(&recs[p1 - 1].gen) == t->gen)
+		if (p1 && atomic_load(&recs[p1 - 1].gen) == t->gen) {
 			ulp_sig_post(p1 - 1, sig, SI_TIMER, t->kid, 0, t->value);
-		return; /* a timer of a ULP that ended: nobody's */
+			/* its own code interrupted here: the action now, as the kernel's */
+			if (cur && cur->pvid == p1 - 1 && pc >= cur->part_lo &&
+			    pc < cur->part_hi && !ulp_spin_probing())
+				ulp_sig_deliver(cur, uc);
+		}
+		return; /* else a timer of a ULP that ended: nobody's */
 	}
 	if (sig == SIGCHLD && (si->si_code == CLD_STOPPED || si->si_code == CLD_CONTINUED) &&
 	    ulp_ident_task_of(si->si_pid, &pvid) == (int)sys(SYS_getpid, 0, 0, 0, 0, 0, 0)) {

@@ -341,4 +341,20 @@ for w in 1 2; do
 	else no "kill -USR1 \$PPID in a ULP's child reaches that ULP only, as a process's parent (-w $w)"; fi
 done
 
+# A timer's signal interrupts a ULP busy in its own code at once, as the kernel interrupts a
+# process, also with no preemption tick (--quantum 0), and on a worker of its own with two
+# workers: before 28 Nov it waited for the next tick, or with --quantum 0 for the ULP's next
+# system call (a perl loop without one never saw its alarm and ran into its 20 s bound).
+busy='$SIG{ALRM} = sub { print "alarm\n"; exit 0 }; alarm 1; my ($t, $x) = (time, 0);
+while (time - $t < 20) { $x++ for 1..20000 } print "no alarm\n"; exit 1'
+good=0
+for how in "-w 1 --quantum 0" "-w 2 --quantum 0" "-w 1"; do
+	# shellcheck disable=SC2086 # $how: options
+	expect "busy alarm $how" 0 $X $how -n 1 /usr/bin/perl -e "$busy" &&
+		[ "$(lines '^alarm$')" = 1 ] && good=$((good + 1))
+done
+if [ $good = 3 ]; then
+	ok "SIGALRM interrupts a ULP's busy loop, with and without the preemption tick"
+else no "SIGALRM interrupts a ULP's busy loop, with and without the preemption tick ($good of 3)"; fi
+
 finish signals
