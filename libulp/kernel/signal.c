@@ -381,8 +381,8 @@ static void relay_post(int sig, siginfo_t *si, void *uc)
 		if (p1 && atomic_load(&recs[p1 - 1].gen) == t->gen) {
 			ulp_sig_post(p1 - 1, sig, SI_TIMER, t->kid, 0, t->value);
 			/* its own code interrupted here: the action now, as the kernel's */
-			if (cur && cur->pvid == p1 - 1 && pc >= cur->part_lo &&
-			    pc < cur->part_hi && !ulp_spin_probing())
+			if (cur && cur->pvid == p1 - 1 && pc >= cur->part_lo && pc < cur->part_hi &&
+			    !ulp_spin_probing())
 				ulp_sig_deliver(cur, uc);
 		}
 		return; /* else a timer of a ULP that ended: nobody's */
