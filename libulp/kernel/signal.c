@@ -202,7 +202,9 @@ void ulp_sig_notify(int pvid, int sig)
 	if ((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) ||
 	    (atomic_load(&r->waitset) & bit))
 		ulp_io_signal_note(pvid, region->nparts, (atomic_load(&r->restart) & bit) != 0);
-	if ((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) && !ulp_sys_in_child())
+	if (((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) || sig == SIGSTOP ||
+	     sig == SIGKILL) &&
+	    !ulp_sys_in_child())
 		kick_runner(pvid);
 	/* Running on a worker that ticks seldom (preempt.c): kicked, to take it now. */
 	if (atomic_load_explicit(&ulp_preempt_alone_n, memory_order_relaxed) && !ulp_sys_in_child())
@@ -448,7 +450,19 @@ static void relay_post(int sig, siginfo_t *si, void *uc)
 
 static void relay(int sig, siginfo_t *si, void *uc)
 {
+	struct ulp_cb *cur;
+	uintptr_t pc;
+
 	relay_post(sig, si, uc);
+	/* Whatever it posted to the ULP whose own code it interrupted (a stop of its placeholder,
+	 * a child's end): taken now, as the kernel would (before 28 Nov a stop of a busy ULP
+	 * waited for the next tick or call: with --quantum 0 it ran on). Never over a trampoline
+	 * or a waiting thread's probe. */
+	cur = ulp_sys_in_child() ? NULL : ulp_current_cb();
+	pc = ulp_arch_trap_pc(uc);
+	if (cur && cur->magic == ULP_CB_MAGIC && pc >= cur->part_lo && pc < cur->part_hi &&
+	    !ulp_fast_in_slots(cur, pc) && !ulp_spin_probing())
+		ulp_sig_deliver(cur, uc);
 	/* A ULP computing alone ticks seldom (preempt.c): what was posted to the one this signal
 	 * interrupted is taken now, as its next tick would have (a timer's signal, a child's end;
 	 * ulp_sig_notify kicked the other workers). */
