@@ -174,8 +174,9 @@ int ulp_sig_record_chld(int pvid, const siginfo_t *si, _Atomic uint64_t *bits)
  * The ULP's main thread running on another worker now: that worker is kicked, and takes the
  * signal in its kick handler (preempt.c, kicked), as the kernel interrupts a running process.
  * Before 28 Nov a signal posted to a ULP busy in its own code waited for the next tick there: a
- * SIGALRM every 2 ms reached a busy perl 463 times in a second instead of 500, and with
- * --quantum 0 (no ticks) once. Only pointers are compared: the running task is never read.
+ * SIGALRM every 2 ms reached 4 busy perl loops of one worker 124-247 times in a second each
+ * (now 217-244; 4 processes on one CPU: 188-191), and with --quantum 0 (no ticks) once. Only
+ * pointers are compared: the running task is never read.
  */
 static void kick_runner(int pvid)
 {
@@ -380,13 +381,9 @@ static void relay_post(int sig, siginfo_t *si, void *uc)
 		struct timerrec *t = &timers[value & 0xffffffff];
 		int p1 = atomic_load(&t->pvid1);
 
-		if (p1 && atomic_load(&recs[p1 - 1].gen) == t->gen) {
+		/* (its own code interrupted here: relay takes the action now) */
+		if (p1 && atomic_load(&recs[p1 - 1].gen) == t->gen)
 			ulp_sig_post(p1 - 1, sig, SI_TIMER, t->kid, 0, t->value);
-			/* its own code interrupted here: the action now, as the kernel's */
-			if (cur && cur->pvid == p1 - 1 && pc >= cur->part_lo && pc < cur->part_hi &&
-			    !ulp_spin_probing())
-				ulp_sig_deliver(cur, uc);
-		}
 		return; /* else a timer of a ULP that ended: nobody's */
 	}
 	if (sig == SIGCHLD && (si->si_code == CLD_STOPPED || si->si_code == CLD_CONTINUED) &&
