@@ -24,6 +24,20 @@ trap 'rm -rf "$T"' EXIT
 now() { date +%s.%N; }
 # span T0 T1 SCALE: (T1 - T0) * SCALE
 span() { echo "$1 $2 $3" | awk '{ printf "%.3f", ($2 - $1) * $3 }'; }
+# pingpong NAME LINES PATTERN WHAT U0 U1 P0 P1 [EXTRA]: when $T/out holds LINES lines matching
+# PATTERN, the BENCH line of $N round trips, the ULPs' from U0 to U1, the processes' from P0 to
+# P1 (us per round trip, speedup = processes' / ULPs'), then EXTRA; else WHAT failed, on stderr.
+pingpong() {
+	if [ "$(grep -c "$3" "$T/out")" = "$2" ]; then
+		echo "$5 $6 $7 $8 $N" | awk -v name="$1" -v extra="${9:+ $9}" '{
+			u = ($2 - $1) * 1000000 / $5; p = ($4 - $3) * 1000000 / $5
+			printf "BENCH %s msgs=%d ulp_us=%.2f proc_us=%.2f speedup=%.2f%s\n",
+				name, $5, u, p, p / u, extra }'
+	else
+		echo "bench/io: $4 failed:" >&2
+		tail -5 "$T/out" >&2
+	fi
+}
 
 if [ ! -x "$P" ] || [ ! -x "$B/bin/ulpexec" ]; then
 	echo "bench/io: $P or ulpexec not built" >&2
@@ -37,16 +51,7 @@ taskset -c 0 "$P" fifo pong "$T/a" "$T/b" "$N" >/dev/null 2>&1 &
 taskset -c 0 "$P" fifo ping "$T/a" "$T/b" "$N" >>"$T/out" 2>&1
 wait
 t2=$(now)
-if [ "$(grep -c "fifo ok $N" "$T/out")" = 3 ]; then
-	u=$(span "$t0" "$t1" "1000000 / $N")
-	p=$(span "$t1" "$t2" "1000000 / $N")
-	echo "BENCH io_pingpong msgs=$N ulp_us=$(echo "$u $N" | awk '{printf "%.2f", $1 / $2}')" \
-		"proc_us=$(echo "$p $N" | awk '{printf "%.2f", $1 / $2}')" \
-		"speedup=$(echo "$p $u" | awk '{printf "%.2f", $1 / $2}') target_min=2"
-else
-	echo "bench/io: ping-pong failed:" >&2
-	tail -5 "$T/out" >&2
-fi
+pingpong io_pingpong 3 "fifo ok $N" ping-pong "$t0" "$t1" "$t1" "$t2" target_min=2
 
 # The same over loopback TCP (iotest tcp: the server writes its port into a file for the
 # client). The processes' time starts once their server listens; the ULPs' includes the launch.
@@ -64,26 +69,14 @@ t1=$(now)
 taskset -c 0 "$P" tcp client "$T/port.p" "$N" >>"$T/out" 2>&1
 wait
 t2=$(now)
-if [ "$(grep -c "tcp ok $N" "$T/out")" = 4 ]; then
-	echo "$t0 $tu $t1 $t2 $N" | awk '{ u = ($2 - $1) * 1000000 / $5; p = ($4 - $3) * 1000000 / $5
-		printf "BENCH io_tcp_pingpong msgs=%d ulp_us=%.2f proc_us=%.2f speedup=%.2f\n", $5, u, p, p / u }'
-else
-	echo "bench/io: TCP ping-pong failed:" >&2
-	tail -5 "$T/out" >&2
-fi
+pingpong io_tcp_pingpong 4 "tcp ok $N" "TCP ping-pong" "$t0" "$tu" "$t1" "$t2"
 
 t0=$(now)
 "$B/bin/ulpexec" -w 1 "$P" pipethreads "$N" >"$T/out" 2>&1
 t1=$(now)
 taskset -c 0 "$P" pipethreads "$N" >>"$T/out" 2>&1
 t2=$(now)
-if [ "$(grep -c "pipethreads ok $N" "$T/out")" = 4 ]; then
-	echo "$t0 $t1 $t2 $N" | awk '{ u = ($2 - $1) * 1000000 / $4; p = ($3 - $2) * 1000000 / $4
-		printf "BENCH io_pipe_threads msgs=%d ulp_us=%.2f proc_us=%.2f speedup=%.2f\n", $4, u, p, p / u }'
-else
-	echo "bench/io: pipe ping-pong of two threads failed:" >&2
-	tail -5 "$T/out" >&2
-fi
+pingpong io_pipe_threads 4 "pipethreads ok $N" "pipe ping-pong of two threads" "$t0" "$t1" "$t1" "$t2"
 
 u=$("$B/bin/ulpexec" -w 1 "$P" reads 200000 | sed -n 's/^reads \([0-9.]*\) us.*/\1/p')
 p=$("$P" reads 200000 | sed -n 's/^reads \([0-9.]*\) us.*/\1/p')
