@@ -15,6 +15,7 @@
 
 #include "fallback.h"
 #include "pvas.h"
+#include "execfile.h"
 #include "shebang.h"
 
 extern char **environ;
@@ -506,13 +507,12 @@ static void follow_scripts(const char *tool, struct segment *seg)
 	int depth, argc, k;
 
 	for (depth = 0; script_line(seg->path, line, sizeof(line), &interp, &arg); depth++) {
-		struct stat st;
+		/* the script itself as execve asks it (the loader asks the ELF file, here its
+		 * interpreter) */
+		int rc = ulp_exec_allowed(seg->path);
 
-		/* the script itself as execve asks it (before 28 Nov one without an execute bit
-		 * ran: the loader checks only the ELF file, here its interpreter) */
-		if (stat(seg->path, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    access(seg->path, X_OK) != 0) {
-			fprintf(stderr, "%s: %s: %s\n", tool, seg->path, strerror(EACCES));
+		if (rc) {
+			fprintf(stderr, "%s: %s: %s\n", tool, seg->path, strerror(-rc));
 			exit(126);
 		}
 		if (depth == 4 || !*interp) {

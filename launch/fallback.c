@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Ranks run as ordinary processes when their program cannot be a ULP (fallback.h). */
 #include "fallback.h"
-#include "setid.h"
+#include "execfile.h"
 
 #include <elf.h>
 #include <errno.h>

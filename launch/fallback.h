@@ -14,7 +14,7 @@
 
 /* Why path cannot be a ULP: FALLBACK_ET_EXEC, an ELF executable of type ET_EXEC (not
  * position-independent); FALLBACK_SETID, a program whose execve would change the credentials
- * (libulp/setid.h); else 0 (other problems are the loader's to report). */
+ * (libulp/execfile.h); else 0 (other problems are the loader's to report). */
 #define FALLBACK_ET_EXEC 1
 #define FALLBACK_SETID 2
 int fallback_needed(const char *path);

@@ -22,7 +22,7 @@
  */
 #include "backend.h"
 #include "io.h"
-#include "setid.h"
+#include "execfile.h"
 #include "shebang.h"
 #include "proc.h"
 #include "syscall.h"
@@ -240,21 +240,6 @@ static int is_et_exec(const char *path)
 	return !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_type == ET_EXEC;
 }
 
-/* The file named, before anything is read from it: a regular file the ULP may execute (its
- * credentials are its task's, sys_cred.c), as the kernel's open for exec asks, or -errno. The
- * loader asks the same of an ELF program, but a script's own file was not asked: before 28 Nov a
- * ULP's exec of a script without an execute bit ran it (a process's execve: EACCES). */
-static int may_exec(const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EACCES;
-	return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0 ? -errno : 0;
-}
-
 /* "#!interp [arg]": argv becomes interp, [arg,] the script's name, argv[1..], as the kernel
  * makes it; p->path becomes the interpreter's. 0 when it is no script, 1 when it is, 2 when its
  * interpreter is a script too, -errno. */
@@ -266,6 +251,9 @@ static int script(struct exec_prep *p, int dirfd, int cwdfd)
 
 	if (head(p->path, buf, sizeof(buf)) < 2 || !ulp_shebang(buf, &interp, &arg))
 		return 0;
+	rc = ulp_exec_allowed(p->path); /* the script's own file (the loader asks the ELF's) */
+	if (rc)
+		return rc;
 	if (!*interp)
 		return -ENOEXEC;
 	/* the script's name as the kernel passes it: the one given, or /dev/fd/N[/name] */
@@ -369,9 +357,6 @@ static long prepare(struct exec_prep *p, const struct exec_ask *ask)
 		say_child(p->execfn, "the kmod backend loads no program in place");
 		return ULP_EXEC_CHILD;
 	}
-	rc = may_exec(p->path);
-	if (rc)
-		return rc;
 	isscript = script(p, dirfd, ask->cwdfd);
 	if (isscript < 0)
 		return isscript;
