@@ -778,11 +778,14 @@ static void print_stats(const struct job *j)
 	fflush(stdout);
 }
 
-/* Each failed rank on stderr; the job's exit status. */
-static int report(struct job *j)
+/* Each failed rank on stderr; the job's exit status, and in *from the rank whose status it is
+ * (-1: none, or a PMI abort's code). */
+static int report(struct job *j, long *from)
 {
 	long r, aborted = 0;
 	int status = 0;
+
+	*from = -1;
 
 	for (r = 0; r < j->total; r++) {
 		struct rank *x = &j->r[r];
@@ -802,8 +805,10 @@ static int report(struct job *j)
 				x->process ? "process" : "task", (int)x->task, x->st.how);
 			partition_hint(j, x->st.how);
 		}
-		if (!status)
+		if (!status) {
 			status = code;
+			*from = r;
+		}
 	}
 	if (j->abort_rank >= 0) {
 		int sig = WTERMSIG(j->r[j->abort_rank].status);
@@ -814,11 +819,14 @@ static int report(struct job *j)
 				"rank(s) ended by the abort\n",
 				j->o->tool, j->abort_rank, sig, strsignal(sig), aborted);
 		status = 128 + sig; /* as mpiexec: the status of the rank that brought it down */
+		*from = j->abort_rank;
 	}
-	if (j->pmi_abort_rank >= 0)
+	if (j->pmi_abort_rank >= 0) {
 		status = j->pmi_abort_code;
-	else if (j->pmi_lost_rank >= 0 && !status)
+		*from = -1;
+	} else if (j->pmi_lost_rank >= 0 && !status) {
 		status = 1; /* it left the job hanging: a failure even if it exited 0 */
+	}
 	return status;
 }
 
@@ -1069,7 +1077,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	struct pvas_attr pattr = {0};
 	struct pvas_task_attr tattr = {0};
 	int per_rank = o->tag || o->outdir, i, rc, failed_load = 0, status;
-	long r, k;
+	long r, k, from = -1;
 	sigset_t sigs;
 	pid_t *tasks = NULL;
 	const char *yield_lib = NULL;
@@ -1342,17 +1350,24 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 	loop(&j);
 	status_close(j.status);
 	j.status = NULL;
-	status = report(&j);
+	status = report(&j, &from);
 	if (o->stats)
 		print_stats(&j);
 	for (k = 0; k < o->tasks; k++)
 		if (tasks[k])
 			pvas_task_wait(j.pvd, tasks[k], NULL);
 	pvas_destroy(j.pvd);
-	if (j.stop_signal)
+	if (j.stop_signal) {
 		status = 128 + j.stop_signal;
-	else if (failed_load)
+		o->end_signal = j.stop_signal;
+	} else if (failed_load) {
 		status = failed_load;
+	} else if (from >= 0 && WIFSIGNALED(j.r[from].status) &&
+		   status == 128 + WTERMSIG(j.r[from].status) &&
+		   (j.total == 1 || WTERMSIG(j.r[from].status) == j.forwarded)) {
+		/* the one rank's death, or the job's end by the SIGINT/SIGTERM it was sent */
+		o->end_signal = WTERMSIG(j.r[from].status);
+	}
 out:
 	for (r = 0; j.r && r < j.total; r++) {
 		free(j.r[r].out.buf);
@@ -1370,4 +1385,26 @@ out:
 	if (j.sigfd >= 0)
 		close(j.sigfd);
 	return status;
+}
+
+int job_exit(const struct job_opts *o, int status)
+{
+	struct rlimit rl;
+	sigset_t s;
+	int sig = o->end_signal;
+
+	if (sig <= 0)
+		return status;
+	fflush(NULL);
+	/* the rank's fault, not the launcher's: no core of the launcher's address space */
+	if (getrlimit(RLIMIT_CORE, &rl) == 0) {
+		rl.rlim_cur = 0;
+		setrlimit(RLIMIT_CORE, &rl);
+	}
+	signal(sig, SIG_DFL);
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
+	raise(sig);
+	return status; /* a signal that does not end a process by default */
 }

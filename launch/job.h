@@ -33,6 +33,7 @@ struct job_opts {
 				 * many tasks (at most one per rank) of one worker each (job_run) */
 	int cpus[JOB_MAX_CPUS]; /* --bind */
 	unsigned ncpus;
+	int end_signal; /* out (job_run): the launcher ends by this signal (job_exit); 0: none */
 };
 
 /* Add NAME=VALUE (value NULL: NAME's value in our environment) to o->setenv; 0 or -1 with a
@@ -45,5 +46,11 @@ int job_setenv(struct job_opts *o, const char *name, const char *value);
  * SIGINT/SIGTERM/SIGHUP. The ranks of `process` segments run as ordinary child processes
  * (launch/fallback.h) after one warning line per program. */
 int job_run(struct job_opts *o, struct segment *segs, int nsegs);
+
+/* The launcher's end, as a process that was the job would end: killed by o->end_signal (no core
+ * of the launcher) when job_run set one, that is when the job had one rank and a signal killed
+ * it, or when the launcher got SIGINT/SIGTERM/SIGHUP and the job ended by it (a shell loop stops
+ * at a Ctrl-C only when its command died of SIGINT); else returns status, for main to return. */
+int job_exit(const struct job_opts *o, int status);
 
 #endif

@@ -35,7 +35,9 @@ static void usage(FILE *f)
 	    "  -h, --help            this text\n"
 	    "Each ULP gets ULP_RANK (0..total-1) and ULP_SIZE in its environment.\n"
 	    "Exit status: 0 when every ULP exits 0, else the first non-zero status by rank\n"
-	    "(128+signal for a killed ULP); each failed ULP is reported on stderr.\n"
+	    "(128+signal for a killed ULP); each failed ULP is reported on stderr. A job of\n"
+	    "one ULP killed by a signal, or one ended by SIGINT/SIGTERM/SIGHUP, ends ulpexec by\n"
+	    "that signal.\n"
 	    "127: a program is missing, 126: it cannot run.\n"
 	    "Standard input is rank 0's; the other ULPs read /dev/null.\n");
 }
@@ -106,5 +108,5 @@ int main(int argc, char **argv)
 		o.workers = ulp_cpus();
 	rc = job_run(&o, segs, nsegs);
 	cmd_free_segments(segs, nsegs);
-	return rc;
+	return job_exit(&o, rc);
 }

@@ -58,7 +58,9 @@ static void usage(FILE *f)
 	    "that\n"
 	    "ended the job when it was aborted); 127: a program is missing, 126: it cannot run.\n"
 	    "SIGUSR1/SIGUSR2 and the first SIGINT/SIGTERM go on to every rank; a second\n"
-	    "SIGINT/SIGTERM, or SIGHUP, ends every task (status 128+signal).\n"
+	    "SIGINT/SIGTERM, or SIGHUP, ends every task (status 128+signal). A job of one rank\n"
+	    "killed by a signal, or one ended by SIGINT/SIGTERM/SIGHUP, ends ulpspawn by that\n"
+	    "signal.\n"
 	    "Standard input is rank 0's; the other ranks read /dev/null.\n");
 }
 
@@ -227,5 +229,5 @@ int main(int argc, char **argv)
 		o.mpi_tasks = o.ncpus ? (long)o.ncpus : cpus;
 	rc = job_run(&o, segs, nsegs);
 	cmd_free_segments(segs, nsegs);
-	return rc;
+	return job_exit(&o, rc);
 }

@@ -26,7 +26,7 @@ for i in $(seq 1 24); do
 done
 
 # The launcher's own line about a rank's non-zero status is not the program's output.
-strip() { grep -v '^ulpexec: rank 0 (.*): \(exited with status [0-9]*\|killed by SIG[A-Z0-9]*\)$' "$1"; }
+strip() { grep -v '^ulpexec: rank 0 (.*): \(exited with status [0-9]*\|killed by SIG[A-Z0-9]*\( (.*)\)\?\)$' "$1"; }
 
 # same NAME CMD...: CMD run as a process in $T/p and as a ULP in $T/u (each a fresh folder, the
 # working directory), stdin from $STDIN (default /dev/null); the outputs, statuses and the files
@@ -217,6 +217,11 @@ trap 'echo bye' EXIT
 echo done
 EOF
 same "a bash script" bash "$IN/script.bash"
+# A program killed by a signal: the shell above it prints "Killed" or "Segmentation fault" for
+# the process and (since 28 Nov) for ulpexec, which ends by the same signal
+same "timeout -s KILL of a shell: timeout kills its group, itself too" timeout -s KILL 0.3 sh -c 'sleep 5'
+same "perl kills itself with SIGSEGV" perl -e 'kill SEGV => $$; sleep 1'
+same "bash: a child's kill of its parent shell (SIGTERM)" bash -c '(sleep 0.1; kill $$) & sleep 2; echo no'
 same "dash: substitution, jobs, wait, a trap on kill of itself" dash -c 'x=$(echo hi); echo $x; for i in 1 2 3; do echo $i >o$i & done; wait; cat o1 o2 o3; trap "echo got TERM" TERM; kill -TERM $$; echo after; exit 3'
 
 # python3: only a PIE one is a ULP (pyenv's, a self-built one); Debian's runs as a process.

@@ -137,7 +137,33 @@ if [ $okg = 4 ]; then
 	ok "each of 32 ULPs' ends reported when ends fall between pvas_ulp_wait's scans"
 else no "each of 32 ULPs' ends reported when ends fall between pvas_ulp_wait's scans ($okg of 4)"; fi
 
-# 10. bad usage is an error, not ignored
+# 10. the launcher ends as the process would: a job of one ULP killed by a signal kills ulpexec by
+#     that signal (a shell prints "Segmentation fault", timeout and strace pass it on; it exited
+#     139 before), and so does a job ended by the SIGINT it was sent; a job of several ranks, or
+#     one whose ULP handled the SIGINT, exits with a status. waitpid's own word, from perl.
+ends() { perl -e 'my $p = fork; if (!$p) { open(STDERR, ">/dev/null"); exec @ARGV; exit 127 }
+	if ($ENV{END_INT}) { select(undef, undef, undef, $ENV{END_INT}); kill INT => $p }
+	waitpid($p, 0); printf "sig=%d code=%d\n", $? & 127, $? >> 8' -- "$@"; }
+oke=0
+[ "$(ends "$X" "$P/crash")" = "sig=11 code=0" ] && oke=$((oke + 1))
+[ "$(ends "$X" -n 2 "$P/crash")" = "sig=0 code=139" ] && oke=$((oke + 1))
+[ "$(ends "$X" sh -c 'kill -KILL $$')" = "sig=9 code=0" ] && oke=$((oke + 1))
+[ "$(ends "$X" sh -c 'exit 3')" = "sig=0 code=3" ] && oke=$((oke + 1))
+[ "$(END_INT=1 ends "$X" sleep 20)" = "sig=2 code=0" ] && oke=$((oke + 1))
+[ "$(END_INT=1 ends "$X" sh -c 'trap "exit 0" INT; sleep 5 & wait')" = "sig=0 code=0" ] &&
+	oke=$((oke + 1))
+# a ULP killed by SIGPIPE (its reader gone) takes ulpexec with it, silently
+[ "$(perl -e 'open(my $f, "-|", @ARGV) or die; my $l = <$f>; close $f;
+	printf "%s sig=%d\n", $l eq "y\n" ? "y" : "?", $? & 127' -- "$X" yes 2>&1)" = "y sig=13" ] &&
+	oke=$((oke + 1))
+if [ $oke = 7 ]; then
+	ok "a one-ULP job ends by its ULP's signal, a SIGINT-ended one by SIGINT; others by status"
+else
+	echo "only $oke of 7 ends as wanted" >"$T/out"
+	no "a one-ULP job ends by its ULP's signal, a SIGINT-ended one by SIGINT; others by status"
+fi
+
+# 11. bad usage is an error, not ignored
 if expect usage 2 "$X" -n 0 /bin/true && grep -q -- "-n" "$T/out" &&
 	expect usage2 2 "$X" --bogus /bin/true && expect help 0 "$X" -h && grep -q usage "$T/out"; then
 	ok "bad options are errors; -h explains usage"
