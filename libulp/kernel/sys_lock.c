@@ -47,6 +47,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #define PAUSE_MAX_MS 50
@@ -565,6 +566,36 @@ long ulp_sys_fcntl(struct ulp_cb *cb, struct ulp_sys *s)
 	if (cmd == F_GETLK)
 		return get_lock(cb, s->a[0], user);
 	return set_lock(cb, s->a[0], cmd == F_SETLKW, user);
+}
+
+/* flock: its locks belong to the open file, which the kernel gets right between ULPs too, but
+ * its wait (LOCK_SH or LOCK_EX without LOCK_NB; the filter traps only those and calls on 0-2)
+ * would hold the worker, and the holder may be a ULP that worker has to run: two ULPs of one
+ * worker locking one file waited for ever (a perl holding it across a sleep). So it tries with
+ * LOCK_NB and parks between tries, as F_SETLKW; a signal ends the wait with EINTR, or runs its
+ * SA_RESTART handler and the wait goes on, as the kernel restarts flock. A fork child waits in
+ * the kernel, a process of its own. */
+long ulp_sys_flock(struct ulp_cb *cb, struct ulp_sys *s)
+{
+	long op = s->a[1], r, w;
+	int pause = 1;
+
+	if ((op != LOCK_SH && op != LOCK_EX) || ulp_sys_in_child())
+		return ulp_sys_std_call(cb, s);
+	for (;;) {
+		s->a[1] = op | LOCK_NB;
+		r = ulp_sys_std_call(cb, s);
+		s->a[1] = op;
+		if (r != -EWOULDBLOCK)
+			return r;
+		w = ulp_io_wait_fds(cb, NULL, 0, 0, pause, 1);
+		if (w == -ENOSYS) /* no ring: the kernel's wait */
+			return ulp_sys_std_call(cb, s);
+		if (w == -EINTR)
+			return -EINTR;
+		if (pause < PAUSE_MAX_MS)
+			pause = pause * 2 < PAUSE_MAX_MS ? pause * 2 : PAUSE_MAX_MS;
+	}
 }
 
 /* ---- the ends of a ULP's locks ---- */

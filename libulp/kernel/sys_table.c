@@ -7,6 +7,7 @@
 #include "syscall.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
@@ -16,7 +17,7 @@
 // clang-format off
 #define STD_CALLS(X) \
 	X(SYS_fstat, 1) X(SYS_newfstatat, 1) X(SYS_statx, 1) X(SYS_lseek, 1) \
-	X(SYS_flock, 1) X(SYS_fsync, 1) X(SYS_fdatasync, 1) X(SYS_ftruncate, 1) \
+	X(SYS_fsync, 1) X(SYS_fdatasync, 1) X(SYS_ftruncate, 1) \
 	X(SYS_getdents64, 1) X(SYS_fchmod, 1) X(SYS_fchown, 1) X(SYS_fstatfs, 1) \
 	X(SYS_fadvise64, 1) X(SYS_fallocate, 1) X(SYS_sync_file_range, 1) X(SYS_preadv2, 1) \
 	X(SYS_pwritev2, 1) X(SYS_sendfile, 3) X(SYS_splice, 1 | 1 << 2) X(SYS_tee, 3) \
@@ -55,6 +56,8 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     /* fcntl: record locks (sys_lock.c), F_DUPFD (fds.c, below); trapped for those only
      * (ulp_sys_arg_traps) */
     [SYS_fcntl] = ulp_sys_fcntl,
+    /* flock's waits (LOCK_SH, LOCK_EX without LOCK_NB) park: sys_lock.c */
+    [SYS_flock] = ulp_sys_flock,
     /* credentials: sys_cred.c */
     [SYS_setuid] = ulp_sys_cred,
     [SYS_setgid] = ulp_sys_cred,
@@ -209,6 +212,7 @@ const uint8_t ulp_sys_fd_args[ULP_SYS_NR_MAX] = {
     [SYS_fchdir] = 1,
     [SYS_dup] = 1,
     [SYS_fcntl] = 1,
+    [SYS_flock] = 1,
     [SYS_ioctl] = 1,
     [SYS_mmap] = 1 << 4,
     STD_CALLS(STD_FDS) ULP_ARCH_SYS_FD_ARGS,
@@ -221,5 +225,6 @@ const uint8_t ulp_sys_fd_args[ULP_SYS_NR_MAX] = {
 const struct ulp_sys_arg_trap ulp_sys_arg_traps[] = {
     {SYS_fcntl, 5, {F_DUPFD, F_DUPFD_CLOEXEC, F_SETLK, F_SETLKW, F_GETLK}, 1},
     {SYS_ioctl, 2, {TIOCSPGRP, TIOCGPGRP}, 1},
+    {SYS_flock, 2, {LOCK_SH, LOCK_EX}, 1},
     STD_CALLS(STD_TRAP)};
 const unsigned ulp_sys_n_arg_traps = sizeof(ulp_sys_arg_traps) / sizeof(ulp_sys_arg_traps[0]);

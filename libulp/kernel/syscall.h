@@ -197,6 +197,8 @@ void ulp_cred_child(const struct ulp_cb *cb);
 /* fcntl (sys_lock.c): record locks (F_SETLK, F_SETLKW, F_GETLK) as the ULP's own, the rest
  * ulp_sys_fd_new's */
 ulp_sys_handler ulp_sys_fcntl;
+/* flock (sys_lock.c): a wait for the lock parks the ULP between tries */
+ulp_sys_handler ulp_sys_flock;
 /* resource limits (sys_rlimit.c): ulp_sys_rlimit serves getrlimit, setrlimit and prlimit64 of
  * the ULP (its placeholder's limits); in its child processes (sys_fork.c), in a new fork child
  * ulp_rlimit_child makes them the child's (RLIMIT_AS and RLIMIT_DATA kept for its execve),

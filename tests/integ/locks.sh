@@ -148,4 +148,86 @@ else
 	skip "python3 fcntl.lockf: no position-independent python3"
 fi
 
+# flock(2): its locks belong to the open file (the kernel's were right between ULPs), but a wait
+# for one held the worker: 2 ULPs on one worker, the holder parked in a sleep, waited for ever
+# (found 28 Nov). 4 ULPs each take LOCK_EX around a 0.2 s sleep and a read-modify-write of a
+# counter: on 1 and 2 workers the counter ends at 4, the holds never overlap, the job ends. Then
+# LOCK_SH of 2 ULPs at once, LOCK_NB against a holder (EWOULDBLOCK), and a SIGALRM without
+# SA_RESTART ending a wait with EINTR, as for 2 processes.
+cat >"$T/fl.pl" <<'EOF'
+use Fcntl qw(:flock SEEK_SET);
+$| = 1;
+open(my $f, "+<", "lk") or die "open: $!";
+flock($f, LOCK_EX) or die "flock: $!";
+sysseek($f, 0, SEEK_SET); sysread($f, my $n, 16); $n ||= 0;
+print "in $ENV{ULP_RANK}\n";
+select(undef, undef, undef, 0.2);
+sysseek($f, 0, SEEK_SET); syswrite($f, sprintf("%-15d", $n + 1));
+print "out $ENV{ULP_RANK}\n";
+flock($f, LOCK_UN);
+EOF
+okf=0
+rm -f "$T/out.fl"
+for w in 1 2; do
+	fresh
+	if (cd "$D" && timeout 60 "$X" -w $w -n 4 perl "$T/fl.pl") >"$T/out" 2>&1 &&
+		[ "$(tr -d ' ' <"$D/lk")" = 4 ] &&
+		[ "$(awk '/^in/ { if (d) bad = 1; d = 1 } /^out/ { d = 0 } END { print bad + 0 }' \
+			"$T/out")" = 0 ] && [ "$(grep -c '^out' "$T/out")" = 4 ]; then
+		okf=$((okf + 1))
+	else
+		echo "# flock -w $w: counter $(cat "$D/lk")" >>"$T/out"
+		cp "$T/out" "$T/out.fl"
+	fi
+done
+[ -f "$T/out.fl" ] && cp "$T/out.fl" "$T/out"
+if [ $okf = 2 ]; then
+	ok "flock LOCK_EX across a sleep in 4 ULPs on 1 and 2 workers: one at a time, no endless wait"
+else
+	no "flock LOCK_EX across a sleep in 4 ULPs on 1 and 2 workers: one at a time, no endless wait"
+fi
+cat >"$T/fl2.pl" <<'EOF'
+use Fcntl qw(:flock);
+$| = 1;
+my $r = $ENV{ULP_RANK};
+sub waitfor {
+	my $n = shift;
+	for (1 .. 1000) { return if -e $n; select(undef, undef, undef, 0.01) }
+	die "no $n";
+}
+sub mark { open(my $t, ">", shift) or die; close $t }
+open(my $f, "<", "lk") or die;
+open(my $g, "<", "lk") or die;
+if ($r == 0) {
+	flock($f, LOCK_SH) or die; mark("sh0"); waitfor("sh1");
+	print "0: both shared\n"; waitfor("nb"); flock($f, LOCK_UN);
+	flock($g, LOCK_EX) or die; mark("ex"); waitfor("intr"); close $g;
+} else {
+	waitfor("sh0"); flock($f, LOCK_SH) or die; mark("sh1");
+	print "1: LOCK_EX|LOCK_NB: ",
+	    (flock($g, LOCK_EX | LOCK_NB) ? "got" : ($!{EWOULDBLOCK} ? "EWOULDBLOCK" : "$!")), "\n";
+	flock($f, LOCK_UN); mark("nb"); waitfor("ex");
+	$SIG{ALRM} = sub { }; alarm 1;
+	print "1: LOCK_EX while held, SIGALRM: ",
+	    (flock($g, LOCK_EX) ? "got" : ($!{EINTR} ? "EINTR" : "$!")), "\n";
+	mark("intr");
+}
+EOF
+fresh
+(cd "$D" && { ULP_RANK=1 timeout 60 perl "$T/fl2.pl" >"$T/r1" 2>&1 &
+	ULP_RANK=0 timeout 60 perl "$T/fl2.pl" >"$T/r0" 2>&1; wait; })
+sort "$T/r0" "$T/r1" >"$T/ref.fl2"
+okf=0
+for w in 1 2; do
+	fresh
+	(cd "$D" && timeout 60 "$X" -w $w -n 2 perl "$T/fl2.pl") >"$T/out" 2>&1
+	sort "$T/out" | cmp -s - "$T/ref.fl2" && okf=$((okf + 1))
+done
+if [ $okf = 2 ] && [ "$(wc -l <"$T/ref.fl2")" = 3 ]; then
+	ok "flock LOCK_SH shared, LOCK_NB EWOULDBLOCK, a wait ended by SIGALRM: as 2 processes"
+else
+	{ echo "# processes:"; cat "$T/ref.fl2"; } >>"$T/out"
+	no "flock LOCK_SH shared, LOCK_NB EWOULDBLOCK, a wait ended by SIGALRM: as 2 processes"
+fi
+
 finish locks
