@@ -307,9 +307,12 @@ struct ulp_io_op {
 int ulp_io_park(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_io_op *ops, int n);
 /* Park the current ULP until one of fds[0..n) has events, timeout_ms passes or (intr) a signal
  * of the ULP comes (-EINTR; with SA_RESTART the handler runs and it returns 0, so the caller
- * looks again, as the kernel restarts the call); 0 otherwise. -ENOSYS: no ring (the caller waits
- * the blocking way). */
+ * looks again, as the kernel restarts the call; intr 2: -EINTR also then, for calls the kernel
+ * never restarts); 0 otherwise. -ENOSYS: no ring (the caller waits the blocking way). */
 #define ULP_IO_WAIT_FDS_MAX 256
+/* Before a blocking call parks: the worker's ready ULPs run once (io_calls.c); 1: some ran, the
+ * caller tries again. */
+int ulp_io_yield_before_park(void);
 long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, int timeout_ms,
 		     int intr);
 /* Start a wait record for the current ULP (snapshots its signal count). */

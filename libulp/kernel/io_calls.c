@@ -140,7 +140,7 @@ static long park_fd(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb
  * preempted there too), and a call that must not wait (O_NONBLOCK) never gets here. 1: other
  * ULPs ran, try again.
  */
-static int yield_before_park(void)
+int ulp_io_yield_before_park(void)
 {
 	struct ulp_worker *w = ulp_worker_self();
 
@@ -170,7 +170,7 @@ static int turn_first(int fd, uint32_t *word)
 	if (!(*word & ULP_FD_WAITED) || !iw)
 		return 0;
 	seen = iw->preempts;
-	if (!yield_before_park())
+	if (!ulp_io_yield_before_park())
 		return 0;
 	if (ulp_worker_self() != w || iw->preempts != seen)
 		ulp_fd_unnote(fd, word, ULP_FD_WAITED);
@@ -467,7 +467,7 @@ static long fifo_turn(const struct rw *c, uint32_t *word, int kind, int *turned)
 	if (kind == 1)
 		*turned = turn_first(c->fd, word);
 	else
-		*turned = yield_before_park() ? 2 : 0;
+		*turned = ulp_io_yield_before_park() ? 2 : 0;
 	if (!o)
 		return -EAGAIN;
 	r = ulp_fifo_withdraw(o);
@@ -711,7 +711,7 @@ static long rw_blocking(struct ulp_cb *cb, struct rw *c, unsigned ev, int whole)
 			if (fd_nonblock(c->fd))
 				return done ? done : nowait ? r : rw_try(c, 0);
 			waited = 1;
-			if (yield_before_park()) /* the other ULPs' turn first */
+			if (ulp_io_yield_before_park()) /* the other ULPs' turn first */
 				continue;
 		}
 		/* The first park: the socket timeout counts from here, after the turn, as for a
@@ -963,7 +963,7 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 	ulp_io_wait_init(ulp_io_self(), &wt, cb, intr);
 	wait_deadline(&wt, ulp_raw_clock_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000LL);
 	ulp_io_park(ulp_io_self(), &wt, ops, n);
-	if (wt.interrupted == 1)
+	if (wt.interrupted == 1 || (wt.interrupted && intr == 2))
 		return -EINTR;
 	if (wt.interrupted == 2) { /* SA_RESTART: run the handler; the caller looks again */
 		ulp_tg_deliver(cb, NULL);
@@ -1022,7 +1022,7 @@ static long do_poll(struct ulp_cb *cb, long nr, long *a)
 				    : sys_nowait(SYS_poll, a[0], a[1], 0, 0, 0, 0);
 		if (r != 0 || (deadline && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)))
 			break;
-		if (!yielded && (yielded = yield_before_park()))
+		if (!yielded && (yielded = ulp_io_yield_before_park()))
 			continue;
 		{
 			struct ulp_io_op ops[nfds ? nfds : 1];
@@ -1089,7 +1089,7 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 					     a[5]);
 			if (r != 0 || (deadline && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)))
 				break;
-			if (!yielded && (yielded = yield_before_park()))
+			if (!yielded && (yielded = ulp_io_yield_before_park()))
 				continue;
 			n = 0;
 			for (i = 0; i < 3; i++) {
@@ -1126,23 +1126,37 @@ static long do_select(struct ulp_cb *cb, long nr, long *a)
 	return r;
 }
 
+/* epoll_wait, epoll_pwait (a timeout in ms, negative: none) and epoll_pwait2 (a timespec, NULL:
+ * none; until 28 Nov it waited in the kernel, holding the worker) */
 static long do_epoll(struct ulp_cb *cb, long nr, long *a)
 {
+	static const struct timespec zero_ts = {0, 0};
+	const struct timespec *tsp = nr == SYS_epoll_pwait2 ? (const struct timespec *)a[3] : NULL;
 	long long deadline = 0;
 	struct ulp_io_op op = {.kind = ULP_IO_POLL, .fd = (int)a[0], .events = POLLIN};
-	long r;
-	int yielded = nr == SYS_epoll_pwait && a[4]; /* a mask for the wait: no turn outside it */
+	long r, try_tmo = nr == SYS_epoll_pwait2 ? (long)&zero_ts : 0;
+	/* a mask for the wait: no turn outside it */
+	int yielded = (nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2) && a[4], no_wait;
 
 	if (!ulp_io_self())
 		return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	if (a[3] > 0)
-		deadline = ulp_raw_clock_ns(CLOCK_MONOTONIC) + a[3] * 1000000ll;
+	if (nr == SYS_epoll_pwait2) {
+		if (tsp && !ts_valid(tsp))
+			return -EINVAL;
+		no_wait = tsp && !tsp->tv_sec && !tsp->tv_nsec;
+		if (tsp && !no_wait)
+			deadline = ulp_raw_clock_ns(CLOCK_MONOTONIC) + ts_ns(tsp);
+	} else {
+		no_wait = a[3] == 0;
+		if (a[3] > 0)
+			deadline = ulp_raw_clock_ns(CLOCK_MONOTONIC) + a[3] * 1000000ll;
+	}
 	for (;;) {
-		r = sys_nowait(nr, a[0], a[1], a[2], 0, a[4], a[5]);
-		if (r != 0 || a[3] == 0 ||
+		r = sys_nowait(nr, a[0], a[1], a[2], try_tmo, a[4], a[5]);
+		if (r != 0 || no_wait ||
 		    (deadline && deadline <= ulp_raw_clock_ns(CLOCK_MONOTONIC)))
 			return r;
-		if (!yielded && (yielded = yield_before_park()))
+		if (!yielded && (yielded = ulp_io_yield_before_park()))
 			continue;
 		r = park_many(cb, &op, 1, deadline);
 		if (r < 0)
@@ -1285,6 +1299,7 @@ long ulp_sys_io_block(struct ulp_cb *cb, struct ulp_sys *s)
 		break;
 	case SYS_epoll_wait:
 	case SYS_epoll_pwait:
+	case SYS_epoll_pwait2:
 		*ret = do_epoll(cb, nr, a);
 		break;
 	case SYS_nanosleep:

@@ -203,14 +203,14 @@ int ulp_sig_park(struct ulp_cb *cb, long long deadline)
 	return wt.timed_out;
 }
 
-/* The signal mask that ppoll, pselect6 or epoll_pwait call s carries (NULL: none); -EINVAL in
+/* The signal mask that ppoll, pselect6 or epoll_pwait(2) call s carries (NULL: none); -EINVAL in
  * *bad for a wrong size, as the kernel's. */
 static const unsigned long *wait_mask(const struct ulp_sys *s, int *bad)
 {
 	const unsigned long *set = NULL;
 	long size = 0;
 
-	if (s->nr == SYS_ppoll || s->nr == SYS_epoll_pwait) {
+	if (s->nr == SYS_ppoll || s->nr == SYS_epoll_pwait || s->nr == SYS_epoll_pwait2) {
 		set = (const unsigned long *)s->a[s->nr == SYS_ppoll ? 3 : 4];
 		size = s->a[s->nr == SYS_ppoll ? 4 : 5];
 	} else if (s->nr == SYS_pselect6 && s->a[5]) {

@@ -58,6 +58,13 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_fcntl] = ulp_sys_fcntl,
     /* flock's waits (LOCK_SH, LOCK_EX without LOCK_NB) park: sys_lock.c */
     [SYS_flock] = ulp_sys_flock,
+    /* SysV and POSIX message queues and semaphores: their waits park (sys_ipc.c) */
+    [SYS_msgsnd] = ulp_sys_ipc_wait,
+    [SYS_msgrcv] = ulp_sys_ipc_wait,
+    [SYS_semop] = ulp_sys_ipc_wait,
+    [SYS_semtimedop] = ulp_sys_ipc_wait,
+    [SYS_mq_timedsend] = ulp_sys_ipc_wait,
+    [SYS_mq_timedreceive] = ulp_sys_ipc_wait,
     /* credentials: sys_cred.c */
     [SYS_setuid] = ulp_sys_cred,
     [SYS_setgid] = ulp_sys_cred,
@@ -145,6 +152,7 @@ const ulp_sys_fn ulp_sys_table[ULP_SYS_NR_MAX] = {
     [SYS_ppoll] = ulp_sys_masked_wait,
     [SYS_pselect6] = ulp_sys_masked_wait,
     [SYS_epoll_pwait] = ulp_sys_masked_wait,
+    [SYS_epoll_pwait2] = ulp_sys_masked_wait,
     [SYS_nanosleep] = ulp_sys_io_block,
     [SYS_clock_nanosleep] = ulp_sys_io_block,
     [SYS_openat] = ulp_sys_io_block,
@@ -204,6 +212,7 @@ const uint8_t ulp_sys_fd_args[ULP_SYS_NR_MAX] = {
     [SYS_accept4] = 1,
     [SYS_connect] = 1,
     [SYS_epoll_pwait] = 1,
+    [SYS_epoll_pwait2] = 1,
     [SYS_openat] = 1,
     [SYS_openat2] = 1,
     [SYS_open_by_handle_at] = 1,
@@ -213,6 +222,8 @@ const uint8_t ulp_sys_fd_args[ULP_SYS_NR_MAX] = {
     [SYS_dup] = 1,
     [SYS_fcntl] = 1,
     [SYS_flock] = 1,
+    [SYS_mq_timedsend] = 1,
+    [SYS_mq_timedreceive] = 1,
     [SYS_ioctl] = 1,
     [SYS_mmap] = 1 << 4,
     STD_CALLS(STD_FDS) ULP_ARCH_SYS_FD_ARGS,

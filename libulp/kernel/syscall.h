@@ -199,6 +199,9 @@ void ulp_cred_child(const struct ulp_cb *cb);
 ulp_sys_handler ulp_sys_fcntl;
 /* flock (sys_lock.c): a wait for the lock parks the ULP between tries */
 ulp_sys_handler ulp_sys_flock;
+/* msgsnd, msgrcv, semop, semtimedop, mq_timedsend, mq_timedreceive (sys_ipc.c): their waits park
+ * the ULP */
+ulp_sys_handler ulp_sys_ipc_wait;
 /* resource limits (sys_rlimit.c): ulp_sys_rlimit serves getrlimit, setrlimit and prlimit64 of
  * the ULP (its placeholder's limits); in its child processes (sys_fork.c), in a new fork child
  * ulp_rlimit_child makes them the child's (RLIMIT_AS and RLIMIT_DATA kept for its execve),

@@ -202,7 +202,7 @@ hs() { rm -rf "$T/hs" && mkdir "$T/hs"; }
 # sleeper is parked, and the sleeper sleeps again until it is done. No timing: the computation
 # may take longer than one sleep on a loaded machine (it took over 3 s at load 12; the test
 # wanted it done within the first sleep then).
-for how in sleep nanosleep select poll epoll; do
+for how in sleep nanosleep select poll epoll epoll2; do
 	hs
 	if expect "$how" 0 env ULP_QUANTUM_US=0 "$X" -w 1 $P $how 500 "$T/hs" : $P compute 20 "$T/hs" &&
 		[ "$(sed -n 1p "$T/out")" = "compute done" ] && [ "$(sed -n 2p "$T/out")" = "$how done" ]; then
@@ -293,8 +293,8 @@ for l in "$X -w 1" "$X -w 2" "$S -t 1 -w 2 -n 1"; do
 		ok "EINTR of read/pause/nanosleep/poll/select/wait4, SA_RESTART read and wait4 (${l%% *} ${l#* })"
 	else no "EINTR of read/pause/nanosleep/poll/select/wait4, SA_RESTART read and wait4 (${l%% *} ${l#* })"; fi
 	if expect timeouts 0 $l $P timeouts && [ "$(lines '^timeouts ok')" = 1 ]; then
-		ok "poll/select/epoll_wait/SO_RCVTIMEO/SO_SNDTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"
-	else no "poll/select/epoll_wait/SO_RCVTIMEO/SO_SNDTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"; fi
+		ok "poll/select/epoll_wait/epoll_pwait2/SO_RCVTIMEO/SO_SNDTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"
+	else no "poll/select/epoll_wait/epoll_pwait2/SO_RCVTIMEO/SO_SNDTIMEO time out; O_NONBLOCK gives EAGAIN (${l%% *})"; fi
 done
 if $P eintr >"$T/out" 2>&1 && [ "$(lines '^eintr ok')" = 10 ]; then
 	ok "the EINTR program passes as a process too"
@@ -306,5 +306,43 @@ if expect nonblock 0 sh -c "cat \"$T/data\" | \"$X\" -w 1 $P nonblock | cat >\"$
 	grep -q 'nonblock ok' "$T/out" && cmp -s "$T/data" "$T/copy"; then
 	ok "O_NONBLOCK of stdin/stdout pipes unchanged, data copied intact"
 else no "O_NONBLOCK of stdin/stdout pipes unchanged, data copied intact"; fi
+
+# SysV message queues and semaphores and POSIX message queues between 2 ULPs: their waits park
+# (sys_ipc.c). Before 28 Nov each waited in the kernel and held the worker: on one worker the
+# receiver's msgrcv waited until the preemption tick ended it with an EINTR that no process sees
+# (the kernel never restarts msgrcv or semop). Each case as 2 processes and as 2 ULPs on 1 and 2
+# workers and in 2 tasks: the same sorted lines, 20 round trips and more, no EINTR.
+BA=$(cd "$B" && pwd)
+IW="$BA/tests/integ/ipcwait"
+ipcref() { # NAME ARGS...: the 2 ranks as processes in a fresh $T/ipc; sorted lines in $T/ipc.NAME
+	n=$1
+	shift
+	rm -rf "$T/ipc" && mkdir "$T/ipc"
+	(cd "$T/ipc" && { ULP_RANK=1 timeout 60 "$IW" "$@" >"$T/i1" 2>&1 &
+		ULP_RANK=0 timeout 60 "$IW" "$@" >"$T/i0" 2>&1; wait; })
+	sort "$T/i0" "$T/i1" >"$T/ipc.$n"
+}
+for c in "msg 2000" "sem 2000" "mq ulpiw$$ 2000" "intr ulpiw$$"; do
+	n=${c%% *}
+	ipcref "$n" $c
+	good=0
+	for l in "$BA/bin/ulpexec -w 1 -n 2" "$BA/bin/ulpexec -w 2 -n 2" "$BA/bin/ulpspawn -t 2 -w 1 -n 2"; do
+		rm -rf "$T/ipc" && mkdir "$T/ipc"
+		(cd "$T/ipc" && timeout -k 10 120 $l "$IW" $c) >"$T/out" 2>&1
+		sort "$T/out" | cmp -s - "$T/ipc.$n" && good=$((good + 1))
+	done
+	# the processes' lines are right: both ranks' round trips, or intr's 4 lines, none early
+	if [ $n = intr ]; then
+		refok=$([ "$(grep -c 'handler ran 1$' "$T/ipc.$n")" = 4 ] && echo 1)
+	else
+		refok=$([ "$(grep -c '2000 round trips, 0 wrong' "$T/ipc.$n")" = 2 ] && echo 1)
+	fi
+	if [ $good = 3 ] && [ "$refok" = 1 ] && ! grep -q 'early\|got what' "$T/ipc.$n"; then
+		ok "ipcwait $n: 2 ULPs (1 and 2 workers, 2 tasks) as 2 processes"
+	else
+		{ echo "# processes:"; cat "$T/ipc.$n"; } >>"$T/out"
+		no "ipcwait $n: 2 ULPs (1 and 2 workers, 2 tasks) as 2 processes ($good of 3)"
+	fi
+done
 
 finish io

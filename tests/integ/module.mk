@@ -10,7 +10,7 @@ INTEG_PROGS := $(INTEG)/guest_check $(INTEG)/guest_check_dyn $(INTEG)/guest_cxx 
 	$(INTEG)/execs $(INTEG)/execs_dyn $(INTEG)/spinwait $(INTEG)/spinwait_dyn \
 	$(INTEG)/fdends $(INTEG)/fdends_dyn $(INTEG)/fdends_nopie $(INTEG)/dblclose \
 	$(INTEG)/stdfds $(INTEG)/stdfds_dyn $(INTEG)/sigfd $(INTEG)/sigfd_dyn \
-	$(INTEG)/locks $(INTEG)/locks_dyn $(INTEG)/crunch $(INTEG)/forkmarks $(INTEG)/forkmarks_dyn
+	$(INTEG)/locks $(INTEG)/locks_dyn $(INTEG)/ipcwait $(INTEG)/crunch $(INTEG)/forkmarks $(INTEG)/forkmarks_dyn
 THREAD_PROGS := $(INTEG)/threads $(INTEG)/threads_dyn $(INTEG)/threads_cxx $(INTEG)/threads_cxx_dyn \
 	$(INTEG)/threads_omp_dyn $(INTEG)/futex_shared_dyn $(INTEG)/futex_ops_dyn $(INTEG)/rtqueue $(INTEG)/rtqueue_dyn \
 	$(INTEG)/fastcall_mt $(INTEG)/fastcall_mt_dyn $(INTEG)/forkthreads $(INTEG)/forkthreads_dyn

@@ -10,7 +10,8 @@
  *   bulk w|r FIFO BYTES         w: BYTES in one write() to FIFO, which must take them all (a
  *                               blocking write is whole); r: read them, checking every byte
  *   tcpbulk server|client PORT|PORTFILE BYTES   the same over TCP (the client writes)
- *   sleep|nanosleep|select|poll|epoll MS [DIR]   block MS in that call, check the time and
+ *   sleep|nanosleep|select|poll|epoll|epoll2 MS [DIR]   block MS in that call (epoll2:
+ *                               epoll_pwait2), check the time and
  *                               result; with DIR: create DIR/spinning first (the computation's go),
  *                               and block MS at a time until DIR/computed exists (120 s at most)
  *   compute N [DIR]             N million multiply-adds, then "compute done" (written at once);
@@ -635,9 +636,11 @@ static void block_once(const char *how, int ms)
 		r = poll(&pf, 1, ms);
 	} else {
 		struct epoll_event ev = {EPOLLIN, {0}};
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 		int ep = epoll_create1(0);
 		epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev);
-		r = epoll_wait(ep, &ev, 1, ms);
+		r = strcmp(how, "epoll2") ? epoll_wait(ep, &ev, 1, ms)
+					  : epoll_pwait2(ep, &ev, 1, &ts, NULL);
 		close(ep);
 	}
 	dt = now() - t0;
@@ -942,6 +945,17 @@ static int do_timeouts(void)
 	t0 = now();
 	if (epoll_wait(ep, &ev, 1, 100) != 0 || now() - t0 < 0.099)
 		fail("%s", "epoll_wait timeout");
+	{
+		struct timespec ts = {0, 100000000}, zero = {0, 0}, bad = {0, 1000000000};
+
+		t0 = now();
+		if (epoll_pwait2(ep, &ev, 1, &ts, NULL) != 0 || now() - t0 < 0.099)
+			fail("%s", "epoll_pwait2 timeout");
+		if (epoll_pwait2(ep, &ev, 1, &zero, NULL) != 0)
+			fail("%s", "epoll_pwait2 of a zero timeout");
+		if (epoll_pwait2(ep, &ev, 1, &bad, NULL) != -1 || errno != EINVAL)
+			fail("%s", "epoll_pwait2 of a bad timeout: not EINVAL");
+	}
 	tv.tv_usec = 100000;
 	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	t0 = now();
@@ -1077,7 +1091,7 @@ int main(int argc, char **argv)
 			    atol(argv[4]));
 	if (argc >= 3 &&
 	    (!strcmp(mode, "sleep") || !strcmp(mode, "nanosleep") || !strcmp(mode, "select") ||
-	     !strcmp(mode, "poll") || !strcmp(mode, "epoll")))
+	     !strcmp(mode, "poll") || !strcmp(mode, "epoll") || !strcmp(mode, "epoll2")))
 		return do_block(mode, atoi(argv[2]), argc >= 4 ? argv[3] : NULL);
 	if (!strcmp(mode, "compute") && argc >= 3) {
 		volatile double x = 0;
