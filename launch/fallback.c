@@ -27,6 +27,8 @@ int fallback_needed(const char *path)
 	close(fd);
 	if (!rc && ulp_exec_sets_ids(path, prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1))
 		rc = FALLBACK_SETID;
+	if (!rc && ulp_exec_sanitizer(path))
+		rc = FALLBACK_SANITIZER;
 	return rc;
 }
 

@@ -14,9 +14,12 @@
 
 /* Why path cannot be a ULP: FALLBACK_ET_EXEC, an ELF executable of type ET_EXEC (not
  * position-independent); FALLBACK_SETID, a program whose execve would change the credentials
- * (libulp/execfile.h); else 0 (other problems are the loader's to report). */
+ * (libulp/execfile.h); FALLBACK_SANITIZER, one built with a sanitizer whose shadow memory is a
+ * fixed range of the address space (AddressSanitizer...: ulp_exec_sanitizer); else 0 (other
+ * problems are the loader's to report). */
 #define FALLBACK_ET_EXEC 1
 #define FALLBACK_SETID 2
+#define FALLBACK_SANITIZER 3
 int fallback_needed(const char *path);
 
 struct fallback_spec {

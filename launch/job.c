@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "execfile.h"
 #include "fallback.h"
 #include "pmi.h"
 #include "status.h"
@@ -1120,18 +1121,26 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			j.r[k].process = segs[i].process;
 		if (!segs[i].process)
 			continue;
-		int setid = segs[i].process == FALLBACK_SETID;
-		const char *why = setid
-				      ? "set-user-ID or set-group-ID (or holds file capabilities): "
-					"only the kernel's execve grants those"
-				      : "not a position-independent executable (ET_EXEC)";
-		char who[96];
+		int kind = segs[i].process;
+		const char *why = "not a position-independent executable (ET_EXEC)";
+		char who[96], san[160];
 
+		if (kind == FALLBACK_SETID) {
+			why = "set-user-ID or set-group-ID (or holds file capabilities): only the "
+			      "kernel's execve grants those";
+		} else if (kind == FALLBACK_SANITIZER) {
+			snprintf(san, sizeof(san),
+				 "built with %s, whose shadow memory is a fixed range of the "
+				 "address space that the partitions overlap",
+				 ulp_exec_sanitizer(segs[i].path) ?: "a sanitizer");
+			why = san;
+		}
 		if (o->no_fallback) {
 			fprintf(stderr,
 				"%s: %s: %s; %s (--no-fallback: nor run as an ordinary process)\n",
 				o->tool, segs[i].path, why,
-				setid ? "it cannot be a ULP" : "rebuild with -fPIE -pie");
+				kind == FALLBACK_ET_EXEC ? "rebuild with -fPIE -pie"
+							 : "it cannot be a ULP");
 			status = 126;
 			goto out;
 		}

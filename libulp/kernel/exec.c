@@ -330,6 +330,7 @@ static long prepare(struct exec_prep *p, const struct exec_ask *ask)
 	int execveat = ask->nr == SYS_execveat, dirfd = AT_FDCWD, flags = 0, isscript;
 	const long *a = ask->a + execveat;
 	size_t budget = EXEC_MAX_STRINGS;
+	const char *san;
 	char err[1024];
 	long rc;
 
@@ -369,6 +370,15 @@ static long prepare(struct exec_prep *p, const struct exec_ask *ask)
 					 ? "its interpreter is set-user-ID or set-group-ID"
 					 : "set-user-ID or set-group-ID (or file capabilities): "
 					   "the kernel's execve gives it its credentials");
+		return ULP_EXEC_CHILD;
+	}
+	if ((san = ulp_exec_sanitizer(p->path))) {
+		snprintf(
+		    err, sizeof(err),
+		    "%sbuilt with %s, whose shadow memory is a fixed range of the address space "
+		    "that the partitions overlap",
+		    isscript ? "its interpreter is " : "", san);
+		say_child(p->execfn, err);
 		return ULP_EXEC_CHILD;
 	}
 	rc = b->exec_prepare(p->cb, p->path, p->execfn, p->argv, p->envp, &p->bprep, err,

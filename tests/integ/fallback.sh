@@ -1,5 +1,6 @@
 #!/bin/sh
-# Non-PIE programs (ET_EXEC: Debian's python3, gcc, node...) cannot be loaded into a partition;
+# Non-PIE programs (ET_EXEC: Debian's python3, gcc, node...) cannot be loaded into a partition
+# (nor can ASan's, case 0);
 # ulpexec and ulpspawn run their ranks as ordinary processes in the job, beside the PIE ranks,
 # with the same rank environment, output handling, exit-status and abort rules, after one
 # warning line; --no-fallback refuses them instead. Usage: tests/integ/fallback.sh BUILD_DIR
@@ -11,6 +12,37 @@ P="$B/tests/integ"
 # Each case takes seconds; one still running after 90 (on a loaded machine) hung: lib.sh prints
 # what its processes do then, well before the group's limit (run-one.sh) would end it silently.
 TEST_TIMEOUT=90
+
+# 0. A program built with AddressSanitizer or ThreadSanitizer (their shadow memory is a fixed
+#    range that the partitions overlap: as a ULP it stopped at once, "Shadow memory range
+#    interleaves with an existing memory mapping", status 1) runs as a process after one warning
+#    line, as the launcher's program and from a ULP's exec; its reports are the process's;
+#    --no-fallback refuses it (126). A UBSan program (no shadow) stays a ULP.
+printf '%s\n' '#include <stdio.h>' '#include <stdlib.h>' \
+	'int main(int c, char **v) { char *p = malloc(10); p[0] = 1; printf("san ok %d\n", p[0]);' \
+	'if (c > 1) p[10] = 2; free(p); return 0; }' >"$T/san.c"
+if gcc -fsanitize=address -g -o "$T/asan" "$T/san.c" 2>/dev/null &&
+	gcc -fsanitize=undefined -o "$T/ubsan" "$T/san.c" 2>/dev/null; then
+	bad=
+	expect asan 0 "$X" -n 2 "$T/asan" && [ "$(lines '^san ok 1$')" = 2 ] &&
+		[ "$(lines 'warning: .*/asan is built with AddressSanitizer, whose shadow memory')" = 1 ] &&
+		grep -q 'ranks 0-1 run as ordinary processes' "$T/out" || bad="$bad launcher"
+	expect asan-bad 1 "$X" "$T/asan" x && grep -q 'ERROR: AddressSanitizer: heap-buffer-overflow' "$T/out" ||
+		bad="$bad overflow"
+	expect asan-exec 0 "$X" /bin/sh -c "exec '$T/asan'" && [ "$(lines '^san ok 1$')" = 1 ] &&
+		grep -q 'asan: built with AddressSanitizer, .*: it runs as a child process of the ULP' "$T/out" ||
+		bad="$bad exec"
+	expect asan-refused 126 "$X" --no-fallback "$T/asan" &&
+		grep -q 'AddressSanitizer.*--no-fallback: nor run as an ordinary process' "$T/out" ||
+		bad="$bad no-fallback"
+	expect ubsan 0 "$X" "$T/ubsan" && [ "$(lines '^san ok 1$')" = 1 ] && ! grep -q warning "$T/out" ||
+		bad="$bad ubsan"
+	if [ -z "$bad" ]; then
+		ok "AddressSanitizer programs run as processes (launcher, exec), their reports kept; UBSan ones as ULPs"
+	else no "AddressSanitizer programs run as processes (launcher, exec), their reports kept; UBSan ones as ULPs:$bad"; fi
+else
+	skip "sanitizer programs: gcc -fsanitize=address or undefined cannot build here"
+fi
 
 PY=/usr/bin/python3
 if ! [ -x $PY ] || ! readelf -h $PY 2>/dev/null | grep -q 'Type:.*EXEC'; then
