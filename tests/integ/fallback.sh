@@ -37,6 +37,11 @@ if gcc -fsanitize=address -g -o "$T/asan" "$T/san.c" 2>/dev/null &&
 		bad="$bad no-fallback"
 	expect ubsan 0 "$X" "$T/ubsan" && [ "$(lines '^san ok 1$')" = 1 ] && ! grep -q warning "$T/out" ||
 		bad="$bad ubsan"
+	# clang links its ASan runtime statically by default (and exports its symbols)
+	if command -v clang >/dev/null && clang -fsanitize=address -o "$T/casan" "$T/san.c" 2>/dev/null; then
+		expect casan 0 "$X" "$T/casan" && [ "$(lines '^san ok 1$')" = 1 ] &&
+			grep -q 'casan is built with AddressSanitizer' "$T/out" || bad="$bad clang"
+	fi
 	if [ -z "$bad" ]; then
 		ok "AddressSanitizer programs run as processes (launcher, exec), their reports kept; UBSan ones as ULPs"
 	else no "AddressSanitizer programs run as processes (launcher, exec), their reports kept; UBSan ones as ULPs:$bad"; fi
