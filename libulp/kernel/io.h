@@ -315,6 +315,9 @@ int ulp_io_park(struct ulp_io *io, struct ulp_io_wait *wt, const struct ulp_io_o
 int ulp_io_yield_before_park(void);
 long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, int timeout_ms,
 		     int intr);
+/* The same, timeout_us microseconds */
+long ulp_io_wait_fds_us(struct ulp_cb *cb, const int *fds, int n, unsigned events,
+			long long timeout_us, int intr);
 /* Start a wait record for the current ULP (snapshots its signal count). */
 void ulp_io_wait_init(struct ulp_io *io, struct ulp_io_wait *wt, struct ulp_cb *cb,
 		      int interruptible);

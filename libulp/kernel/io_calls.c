@@ -952,6 +952,12 @@ static long park_many(struct ulp_cb *cb, struct ulp_io_op *ops, int n, long long
 long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, int timeout_ms,
 		     int intr)
 {
+	return ulp_io_wait_fds_us(cb, fds, n, events, timeout_ms * 1000LL, intr);
+}
+
+long ulp_io_wait_fds_us(struct ulp_cb *cb, const int *fds, int n, unsigned events,
+			long long timeout_us, int intr)
+{
 	struct ulp_io_op ops[ULP_IO_WAIT_FDS_MAX];
 	struct ulp_io_wait wt;
 	int i;
@@ -961,7 +967,7 @@ long ulp_io_wait_fds(struct ulp_cb *cb, const int *fds, int n, unsigned events, 
 	for (i = 0; i < n; i++)
 		ops[i] = (struct ulp_io_op){.kind = ULP_IO_POLL, .fd = fds[i], .events = events};
 	ulp_io_wait_init(ulp_io_self(), &wt, cb, intr);
-	wait_deadline(&wt, ulp_raw_clock_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000LL);
+	wait_deadline(&wt, ulp_raw_clock_ns(CLOCK_MONOTONIC) + timeout_us * 1000);
 	ulp_io_park(ulp_io_self(), &wt, ops, n);
 	if (wt.interrupted == 1 || (wt.interrupted && intr == 2))
 		return -EINTR;

@@ -11,10 +11,11 @@
  * with a deadline already passed) and, when it would wait, the worker's ready ULPs run once (a
  * partner there may answer) and then the ULP parks: on the ring's poll of a POSIX queue's
  * descriptor (which says when there is a message or room), and for a SysV queue or semaphore,
- * which no descriptor stands for, for 1 ms, then twice as long each time up to 20 ms, trying
+ * which no descriptor stands for, for 50 us, then twice as long each time up to 20 ms, trying
  * again after each. A signal ends the wait with EINTR: always for the SysV calls, which the kernel
  * never restarts, and for the POSIX ones unless the handler has SA_RESTART, when the handler runs
- * and the wait goes on. semtimedop's timeout gives EAGAIN, mq_*'s ETIMEDOUT, as the kernel's.
+ * and the wait goes on. semtimedop's timeout gives EAGAIN, mq_*'s ETIMEDOUT, a SysV queue or set
+ * removed meanwhile EIDRM, as the kernel's.
  * Calls with IPC_NOWAIT (a POSIX queue opened O_NONBLOCK) are the kernel's alone, and so is a
  * semop whose operations mix IPC_NOWAIT with waiting ones (which operation would wait decides
  * whether the kernel waits: the wait stays native there). A fork child waits in the kernel, a
@@ -34,7 +35,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#define PAUSE_MAX_MS 20
+#define PAUSE_MIN_US 50
+#define PAUSE_MAX_US 20000
 #define SEMOPS_MAX 500 /* the kernel's SEMOPM default; more: native (E2BIG or the limit's) */
 
 static long native(const struct ulp_sys *s)
@@ -45,13 +47,13 @@ static long native(const struct ulp_sys *s)
 }
 
 /* Between two tries: the worker's ready ULPs once (yielded: 1 in *turned), then a park of *pause
- * ms (doubling) or until deadline (ns of CLOCK_MONOTONIC; 0: none) or until fd has events.
- * 0: try again; -EINTR; -ENOSYS: no ring (the caller waits the kernel's way). */
-static long between(struct ulp_cb *cb, int *turned, int *pause, long long deadline, int fd,
+ * us (doubling, PAUSE_MIN_US to PAUSE_MAX_US) or until deadline (ns of CLOCK_MONOTONIC; 0: none)
+ * or until fd has events. 0: try again; -EINTR; -ENOSYS: no ring (the caller waits the kernel's
+ * way). */
+static long between(struct ulp_cb *cb, int *turned, long long *pause, long long deadline, int fd,
 		    unsigned events, int restart)
 {
-	long long left;
-	int ms = fd >= 0 ? 1000 : *pause;
+	long long left, us = fd >= 0 ? 1000000 : *pause;
 	long w;
 
 	if (!*turned && ulp_io_yield_before_park()) {
@@ -63,14 +65,14 @@ static long between(struct ulp_cb *cb, int *turned, int *pause, long long deadli
 		left = deadline - ulp_raw_clock_ns(CLOCK_MONOTONIC);
 		if (left <= 0)
 			return 0; /* the caller's try says so */
-		if (left < ms * 1000000LL)
-			ms = (int)((left + 999999) / 1000000);
+		if (left < us * 1000)
+			us = (left + 999) / 1000;
 	}
-	w = ulp_io_wait_fds(cb, fd >= 0 ? &fd : NULL, fd >= 0, events, ms, restart ? 1 : 2);
+	w = ulp_io_wait_fds_us(cb, fd >= 0 ? &fd : NULL, fd >= 0, events, us, restart ? 1 : 2);
 	if (w < 0)
 		return w;
-	if (fd < 0 && *pause < PAUSE_MAX_MS)
-		*pause = *pause * 2 < PAUSE_MAX_MS ? *pause * 2 : PAUSE_MAX_MS;
+	if (fd < 0 && *pause < PAUSE_MAX_US)
+		*pause = *pause * 2 < PAUSE_MAX_US ? *pause * 2 : PAUSE_MAX_US;
 	return 0;
 }
 
@@ -79,7 +81,8 @@ static long sysv_wait(struct ulp_cb *cb, struct ulp_sys *s)
 	struct sembuf ops[SEMOPS_MAX];
 	struct ulp_sys t = *s;
 	long long deadline = 0;
-	int flg_arg = s->nr == SYS_msgsnd ? 3 : 4, pause = 1, turned = 0;
+	int flg_arg = s->nr == SYS_msgsnd ? 3 : 4, turned, tries = 0;
+	long long pause = PAUSE_MIN_US;
 	long r, w, i, nsops = (long)s->a[2];
 	/* what IPC_NOWAIT says for "would wait": msgrcv ENOMSG, the others EAGAIN */
 	long would = s->nr == SYS_msgrcv ? -ENOMSG : -EAGAIN;
@@ -115,8 +118,12 @@ static long sysv_wait(struct ulp_cb *cb, struct ulp_sys *s)
 		t.a[1] = (long)ops;
 		t.a[3] = 0;
 	}
-	for (;;) {
+	for (turned = 0;; tries++) {
 		r = native(&t);
+		/* an id that was good at the first try and is not now: removed meanwhile, which
+		 * ends a waiting call with EIDRM in the kernel (a new one would have a new id) */
+		if (r == -EINVAL && tries)
+			return -EIDRM;
 		if (r != would)
 			return r;
 		if (deadline && ulp_raw_clock_ns(CLOCK_MONOTONIC) >= deadline)
@@ -138,7 +145,8 @@ static long mq_wait(struct ulp_cb *cb, struct ulp_sys *s)
 	struct ulp_sys t = *s;
 	struct mq_attr attr;
 	long long deadline = 0, left;
-	int pause = 1, turned = 0, recv = s->nr == SYS_mq_timedreceive;
+	long long pause = PAUSE_MIN_US;
+	int turned = 0, recv = s->nr == SYS_mq_timedreceive;
 	long r, w;
 
 	if (ulp_arch_syscall(SYS_mq_getsetattr, s->a[0], 0, (long)&attr, 0, 0, 0) < 0 ||

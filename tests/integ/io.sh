@@ -322,7 +322,7 @@ ipcref() { # NAME ARGS...: the 2 ranks as processes in a fresh $T/ipc; sorted li
 		ULP_RANK=0 timeout 60 "$IW" "$@" >"$T/i0" 2>&1; wait; })
 	sort "$T/i0" "$T/i1" >"$T/ipc.$n"
 }
-for c in "msg 2000" "sem 2000" "mq ulpiw$$ 2000" "intr ulpiw$$"; do
+for c in "msg 2000" "sem 2000" "mq ulpiw$$ 2000" rmid "intr ulpiw$$"; do
 	n=${c%% *}
 	ipcref "$n" $c
 	good=0
@@ -334,6 +334,8 @@ for c in "msg 2000" "sem 2000" "mq ulpiw$$ 2000" "intr ulpiw$$"; do
 	# the processes' lines are right: both ranks' round trips, or intr's 4 lines, none early
 	if [ $n = intr ]; then
 		refok=$([ "$(grep -c 'handler ran 1$' "$T/ipc.$n")" = 4 ] && echo 1)
+	elif [ $n = rmid ]; then
+		refok=$([ "$(grep -c 'removed: -1 Identifier removed$' "$T/ipc.$n")" = 2 ] && echo 1)
 	else
 		refok=$([ "$(grep -c '2000 round trips, 0 wrong' "$T/ipc.$n")" = 2 ] && echo 1)
 	fi

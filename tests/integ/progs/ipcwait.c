@@ -11,6 +11,8 @@
  *                        a timeout nobody meets: EAGAIN after it)
  *   ipcwait mq NAME N    N round trips through two POSIX queues (mq_receive, mq_timedreceive),
  *                        then an mq_timedreceive of 100 ms that nothing answers: ETIMEDOUT
+ *   ipcwait rmid         rank 0 waits in msgrcv, then in semop; rank 1 removes the queue, then
+ *                        the set: each wait ends with EIDRM
  *   ipcwait intr NAME    rank 0: a SIGALRM handler with SA_RESTART ends a msgrcv and a semop
  *                        with EINTR (the kernel never restarts them), and an mq_timedreceive
  *                        goes on after it until its own deadline (ETIMEDOUT); without
@@ -191,6 +193,30 @@ static int mq(const char *name, long n)
 	return bad != 0;
 }
 
+static int rmid(void)
+{
+	int q = msgget(key('r'), IPC_CREAT | 0600), s = semget(key('t'), 1, IPC_CREAT | 0600), r;
+	struct sembuf b = {0, -1, 0};
+	struct m x;
+
+	if (q < 0 || s < 0) {
+		perror("msgget or semget");
+		return 2;
+	}
+	if (rank == 0) {
+		r = (int)msgrcv(q, &x, sizeof(x.val), 0, 0);
+		printf("msgrcv, its queue removed: %d %s\n", r, strerror(errno));
+		r = semop(s, &b, 1);
+		printf("semop, its set removed: %d %s\n", r, strerror(errno));
+	} else {
+		usleep(300000);
+		msgctl(q, IPC_RMID, NULL);
+		usleep(300000);
+		semctl(s, 0, IPC_RMID);
+	}
+	return 0;
+}
+
 static volatile sig_atomic_t alarms;
 
 static void on_alarm(int sig)
@@ -264,8 +290,10 @@ int main(int argc, char **argv)
 		return sem(atol(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "mq"))
 		return mq(argv[2], atol(argv[3]));
+	if (argc == 2 && !strcmp(argv[1], "rmid"))
+		return rmid();
 	if (argc == 3 && !strcmp(argv[1], "intr"))
 		return intr(argv[2]);
-	fprintf(stderr, "usage: ipcwait msg N | sem N | mq NAME N | intr NAME\n");
+	fprintf(stderr, "usage: ipcwait msg N | sem N | mq NAME N | rmid | intr NAME\n");
 	return 2;
 }
