@@ -58,27 +58,47 @@ static inline int ulp_exec_sets_ids(const char *path, int nnp)
 	return ids;
 }
 
-/*
- * Which sanitizer with a shadow memory path was built with (AddressSanitizer, ThreadSanitizer,
- * MemorySanitizer, HWAddressSanitizer: its instrumented code calls __asan_init and the like, named
- * in the dynamic string table, whether the runtime is libasan.so or linked in), else NULL. Their
- * shadow is a fixed range of the address space (ASan's [0x7fff8000, 0x10007fff8000) on x86_64)
- * that the partitions overlap and a ULP may not map outside its own: as a ULP such a program
- * stopped in its first instructions ("Shadow memory range interleaves with an existing memory
- * mapping. ASan cannot proceed correctly"), so it runs as a process instead (found 28 Nov).
- */
-static inline const char *ulp_exec_sanitizer(const char *path)
+/* The sanitizer whose initializer a string table of size bytes at offset off of fd names, else
+ * NULL (ulp_exec_sanitizer). */
+static inline const char *ulp_exec_san_in(int fd, uint64_t off, uint64_t size)
 {
 	static const char *const init[][2] = {{"__asan_init", "AddressSanitizer"},
 					      {"__tsan_init", "ThreadSanitizer"},
 					      {"__msan_init", "MemorySanitizer"},
 					      {"__hwasan_init", "HWAddressSanitizer"}};
+	const char *found = NULL;
+	char *str;
+	int i;
+
+	if (!off || !size || size > (64u << 20) || !(str = malloc(size)))
+		return NULL;
+	if (pread(fd, str, size, (off_t)off) == (ssize_t)size)
+		for (i = 0; i < 4 && !found; i++)
+			if (memmem(str, size, init[i][0], strlen(init[i][0])))
+				found = init[i][1];
+	free(str);
+	return found;
+}
+
+/*
+ * Which sanitizer with a shadow memory path was built with (AddressSanitizer, ThreadSanitizer,
+ * MemorySanitizer, HWAddressSanitizer: its instrumented code calls __asan_init and the like, named
+ * in the dynamic string table when the runtime is a shared library or exports its symbols, as
+ * clang's static one does, and in the symbol table of an unstripped program linked with gcc's
+ * -static-libasan), else NULL. Their shadow is a fixed range of the address space (ASan's
+ * [0x7fff8000, 0x10007fff8000) on x86_64) that the partitions overlap and a ULP may not map
+ * outside its own: as a ULP such a program stopped in its first instructions ("Shadow memory
+ * range interleaves with an existing memory mapping. ASan cannot proceed correctly"), so it runs
+ * as a process instead (found 28 Nov).
+ */
+static inline const char *ulp_exec_sanitizer(const char *path)
+{
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[64];
 	Elf64_Dyn dyn[256];
+	Elf64_Shdr sh[256];
 	uint64_t strtab = 0, strsz = 0, off = 0;
 	const char *found = NULL;
-	char *str;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), i, d, dynph = -1;
 
@@ -93,10 +113,10 @@ static inline const char *ulp_exec_sanitizer(const char *path)
 	for (i = 0; i < eh.e_phnum; i++)
 		if (ph[i].p_type == PT_DYNAMIC)
 			dynph = i;
-	if (dynph < 0)
-		goto out;
-	n = pread(fd, dyn, ph[dynph].p_filesz < sizeof(dyn) ? ph[dynph].p_filesz : sizeof(dyn),
-		  (off_t)ph[dynph].p_offset);
+	n = dynph < 0 ? 0
+		      : pread(fd, dyn,
+			      ph[dynph].p_filesz < sizeof(dyn) ? ph[dynph].p_filesz : sizeof(dyn),
+			      (off_t)ph[dynph].p_offset);
 	for (d = 0; n > 0 && d < (int)(n / (ssize_t)sizeof(dyn[0])) && dyn[d].d_tag != DT_NULL;
 	     d++) {
 		if (dyn[d].d_tag == DT_STRTAB)
@@ -108,13 +128,15 @@ static inline const char *ulp_exec_sanitizer(const char *path)
 		if (ph[i].p_type == PT_LOAD && strtab >= ph[i].p_vaddr &&
 		    strtab < ph[i].p_vaddr + ph[i].p_filesz)
 			off = strtab - ph[i].p_vaddr + ph[i].p_offset;
-	if (!off || !strsz || strsz > (64u << 20) || !(str = malloc(strsz)))
-		goto out;
-	if (pread(fd, str, strsz, (off_t)off) == (ssize_t)strsz)
-		for (i = 0; i < 4 && !found; i++)
-			if (memmem(str, strsz, init[i][0], strlen(init[i][0])))
-				found = init[i][1];
-	free(str);
+	found = ulp_exec_san_in(fd, off, strsz);
+	/* else the symbol table's names, if the program has one (not stripped) */
+	if (!found && eh.e_shentsize == sizeof(sh[0]) && eh.e_shnum <= 256 &&
+	    pread(fd, sh, eh.e_shnum * sizeof(sh[0]), (off_t)eh.e_shoff) ==
+		(ssize_t)(eh.e_shnum * sizeof(sh[0])))
+		for (i = 0; i < eh.e_shnum && !found; i++)
+			if (sh[i].sh_type == SHT_SYMTAB && sh[i].sh_link < eh.e_shnum)
+				found = ulp_exec_san_in(fd, sh[sh[i].sh_link].sh_offset,
+							sh[sh[i].sh_link].sh_size);
 out:
 	close(fd);
 	return found;

@@ -37,6 +37,11 @@ if gcc -fsanitize=address -g -o "$T/asan" "$T/san.c" 2>/dev/null &&
 		bad="$bad no-fallback"
 	expect ubsan 0 "$X" "$T/ubsan" && [ "$(lines '^san ok 1$')" = 1 ] && ! grep -q warning "$T/out" ||
 		bad="$bad ubsan"
+	# gcc's -static-libasan: the runtime's names only in the symbol table
+	if gcc -fsanitize=address -static-libasan -o "$T/sasan" "$T/san.c" 2>/dev/null; then
+		expect sasan 0 "$X" "$T/sasan" && [ "$(lines '^san ok 1$')" = 1 ] &&
+			grep -q 'sasan is built with AddressSanitizer' "$T/out" || bad="$bad static"
+	fi
 	# clang links its ASan runtime statically by default (and exports its symbols)
 	if command -v clang >/dev/null && clang -fsanitize=address -o "$T/casan" "$T/san.c" 2>/dev/null; then
 		expect casan 0 "$X" "$T/casan" && [ "$(lines '^san ok 1$')" = 1 ] &&
