@@ -311,7 +311,7 @@ else no "O_NONBLOCK of stdin/stdout pipes unchanged, data copied intact"; fi
 # (sys_ipc.c). Before 28 Nov each waited in the kernel and held the worker: on one worker the
 # receiver's msgrcv waited until the preemption tick ended it with an EINTR that no process sees
 # (the kernel never restarts msgrcv or semop). Each case as 2 processes and as 2 ULPs on 1 and 2
-# workers and in 2 tasks: the same sorted lines, 20 round trips and more, no EINTR.
+# workers and in 2 tasks: the same sorted lines, 2,000 round trips each way, no EINTR.
 BA=$(cd "$B" && pwd)
 IW="$BA/tests/integ/ipcwait"
 ipcref() { # NAME ARGS...: the 2 ranks as processes in a fresh $T/ipc; sorted lines in $T/ipc.NAME
