@@ -195,17 +195,16 @@ static void kick_runner(int pvid)
 void ulp_sig_notify(int pvid, int sig)
 {
 	struct sigrec *r = rec_of(pvid);
-	unsigned long bit = ULP_SIG_BIT(sig);
+	unsigned long bit = ULP_SIG_BIT(sig), acts;
 
 	if (!r || sig < 1 || sig > ULP_NSIG || !(atomic_load(&r->pend) & bit))
 		return;
 	ulp_sigfd_notify(pvid, sig);
-	if ((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) ||
-	    (atomic_load(&r->waitset) & bit))
+	/* not blocked, and one that ends a parked call (wake: a handler, or fatal) */
+	acts = atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked);
+	if (acts || (atomic_load(&r->waitset) & bit))
 		ulp_io_signal_note(pvid, region->nparts, (atomic_load(&r->restart) & bit) != 0);
-	if (((atomic_load(&r->wake) & bit & ~atomic_load(&r->blocked)) || sig == SIGSTOP ||
-	     sig == SIGKILL) &&
-	    !ulp_sys_in_child())
+	if ((acts || sig == SIGSTOP || sig == SIGKILL) && !ulp_sys_in_child())
 		kick_runner(pvid);
 	/* Running on a worker that ticks seldom (preempt.c): kicked, to take it now. */
 	if (atomic_load_explicit(&ulp_preempt_alone_n, memory_order_relaxed) && !ulp_sys_in_child())
