@@ -47,13 +47,13 @@ static long native(const struct ulp_sys *s)
 }
 
 /* Between two tries: the worker's ready ULPs once (yielded: 1 in *turned), then a park of *pause
- * us (doubling, PAUSE_MIN_US to PAUSE_MAX_US) or until deadline (ns of CLOCK_MONOTONIC; 0: none)
- * or until fd has events. 0: try again; -EINTR; -ENOSYS: no ring (the caller waits the kernel's
- * way). */
+ * us (doubling, PAUSE_MIN_US to PAUSE_MAX_US; pause NULL: until fd has events, a second at most),
+ * or until deadline (ns of CLOCK_MONOTONIC; 0: none). 0: try again; -EINTR; -ENOSYS: no ring (the
+ * caller waits the kernel's way). */
 static long between(struct ulp_cb *cb, int *turned, long long *pause, long long deadline, int fd,
 		    unsigned events, int restart)
 {
-	long long left, us = fd >= 0 ? 1000000 : *pause;
+	long long left, us = pause ? *pause : 1000000;
 	long w;
 
 	if (!*turned && ulp_io_yield_before_park()) {
@@ -71,7 +71,7 @@ static long between(struct ulp_cb *cb, int *turned, long long *pause, long long 
 	w = ulp_io_wait_fds_us(cb, fd >= 0 ? &fd : NULL, fd >= 0, events, us, restart ? 1 : 2);
 	if (w < 0)
 		return w;
-	if (fd < 0 && *pause < PAUSE_MAX_US)
+	if (pause && *pause < PAUSE_MAX_US)
 		*pause = *pause * 2 < PAUSE_MAX_US ? *pause * 2 : PAUSE_MAX_US;
 	return 0;
 }
@@ -81,7 +81,7 @@ static long sysv_wait(struct ulp_cb *cb, struct ulp_sys *s)
 	struct sembuf ops[SEMOPS_MAX];
 	struct ulp_sys t = *s;
 	long long deadline = 0;
-	int flg_arg = s->nr == SYS_msgsnd ? 3 : 4, turned, tries = 0;
+	int flg_arg = s->nr == SYS_msgsnd ? 3 : 4, turned = 0, tries = 0;
 	long long pause = PAUSE_MIN_US;
 	long r, w, i, nsops = (long)s->a[2];
 	/* what IPC_NOWAIT says for "would wait": msgrcv ENOMSG, the others EAGAIN */
@@ -111,14 +111,12 @@ static long sysv_wait(struct ulp_cb *cb, struct ulp_sys *s)
 				return -EINVAL;
 			deadline = ulp_raw_clock_ns(CLOCK_MONOTONIC) +
 				   (long long)ts->tv_sec * 1000000000 + ts->tv_nsec;
-			if (!deadline)
-				deadline = 1;
 		}
 		t.nr = SYS_semtimedop;
 		t.a[1] = (long)ops;
 		t.a[3] = 0;
 	}
-	for (turned = 0;; tries++) {
+	for (;; tries++) {
 		r = native(&t);
 		/* an id that was good at the first try and is not now: removed meanwhile, which
 		 * ends a waiting call with EIDRM in the kernel (a new one would have a new id) */
@@ -145,7 +143,6 @@ static long mq_wait(struct ulp_cb *cb, struct ulp_sys *s)
 	struct ulp_sys t = *s;
 	struct mq_attr attr;
 	long long deadline = 0, left;
-	long long pause = PAUSE_MIN_US;
 	int turned = 0, recv = s->nr == SYS_mq_timedreceive;
 	long r, w;
 
@@ -170,8 +167,7 @@ static long mq_wait(struct ulp_cb *cb, struct ulp_sys *s)
 				return -ETIMEDOUT;
 			deadline = ulp_raw_clock_ns(CLOCK_MONOTONIC) + left;
 		}
-		w = between(cb, &turned, &pause, deadline, (int)s->a[0], recv ? POLLIN : POLLOUT,
-			    1);
+		w = between(cb, &turned, NULL, deadline, (int)s->a[0], recv ? POLLIN : POLLOUT, 1);
 		if (w == -ENOSYS)
 			return native(s);
 		if (w < 0)
