@@ -10,8 +10,8 @@ struct segment {
 	long n;	     /* copies (-n) */
 	char **argv; /* argv[0] = PROG as given; NULL-terminated */
 	char *path;  /* PROG resolved through PATH */
-	int process; /* FALLBACK_ET_EXEC, FALLBACK_SETID (fallback.h): its ranks run as ordinary
-		      * processes; 0: as ULPs */
+	int process; /* FALLBACK_ET_EXEC, FALLBACK_SETID, FALLBACK_SANITIZER (fallback.h): its
+		      * ranks run as ordinary processes; 0: as ULPs */
 };
 
 /* Options of one segment: parse argv[0..argc) (argv[0] is the tool name), fill seg->n, and

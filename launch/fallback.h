@@ -2,7 +2,8 @@
 /*
  * Ranks that cannot be ULPs: a non-PIE executable (ET_EXEC) must sit at the addresses it was
  * linked for, outside any partition, so the loader refuses it; a set-user-ID program must get
- * its credentials from the kernel's execve. Rather than sink a whole MPMD job,
+ * its credentials from the kernel's execve; an ASan program's shadow memory is a fixed range the
+ * partitions overlap. Rather than sink a whole MPMD job,
  * the launcher runs such a rank as an ordinary child process with the rank's environment and
  * stdio, polls its pidfd next to the host's event fd, and applies the job's exit-status and abort
  * rules to it like to any rank.

@@ -1129,9 +1129,7 @@ int job_run(struct job_opts *o, struct segment *segs, int nsegs)
 			why = "set-user-ID or set-group-ID (or holds file capabilities): only the "
 			      "kernel's execve grants those";
 		} else if (kind == FALLBACK_SANITIZER) {
-			snprintf(san, sizeof(san),
-				 "built with %s, whose shadow memory is a fixed range of the "
-				 "address space that the partitions overlap",
+			snprintf(san, sizeof(san), "built with %s, " ULP_EXEC_SHADOW_WHY,
 				 ulp_exec_sanitizer(segs[i].path) ?: "a sanitizer");
 			why = san;
 		}

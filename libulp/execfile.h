@@ -58,6 +58,11 @@ static inline int ulp_exec_sets_ids(const char *path, int nnp)
 	return ids;
 }
 
+/* Why a program built with one of those sanitizers cannot be a ULP, after "built with NAME, " in
+ * the launcher's warning and a ULP execve's note (launch/job.c, libulp/kernel/exec.c). */
+#define ULP_EXEC_SHADOW_WHY                                                                        \
+	"whose shadow memory is a fixed range of the address space that the partitions overlap"
+
 /* The sanitizer whose initializer a string table of size bytes at offset off of fd names, else
  * NULL (ulp_exec_sanitizer). */
 static inline const char *ulp_exec_san_in(int fd, uint64_t off, uint64_t size)

@@ -373,11 +373,8 @@ static long prepare(struct exec_prep *p, const struct exec_ask *ask)
 		return ULP_EXEC_CHILD;
 	}
 	if ((san = ulp_exec_sanitizer(p->path))) {
-		snprintf(
-		    err, sizeof(err),
-		    "%sbuilt with %s, whose shadow memory is a fixed range of the address space "
-		    "that the partitions overlap",
-		    isscript ? "its interpreter is " : "", san);
+		snprintf(err, sizeof(err), "%sbuilt with %s, " ULP_EXEC_SHADOW_WHY,
+			 isscript ? "its interpreter is " : "", san);
 		say_child(p->execfn, err);
 		return ULP_EXEC_CHILD;
 	}
